@@ -1,0 +1,103 @@
+#include "harness/properties/calls.h"
+
+#include "harness/random_tensor.h"
+
+namespace kprop {
+
+namespace {
+const char* kReferenceNamespace = "kprop_reference";
+}
+
+void Calls::collect_memory_findings() const {
+  for (auto& f : MemcheckLog::take()) {
+    bool folded = false;
+    for (auto& seen : verdict_.memory)
+      if (seen.kind == f.kind && seen.tensor == f.tensor && seen.site == f.site) {
+        seen.count += f.count;
+        folded = true;
+      }
+    if (!folded) verdict_.memory.push_back(f);
+  }
+}
+
+template <typename F>
+static NamedTensors refusing(F call) {
+  try {
+    return call();
+  } catch (const c10::Error& e) {
+    throw ImplementationRefused(e.what_without_backtrace());
+  }
+}
+
+NamedTensors Calls::forward(const Problem& p) const {
+  MemcheckLog::clear();
+  auto out = refusing([&] { return kernel_.forward(impl_.op_namespace, p); });
+  collect_memory_findings();
+  return out;
+}
+
+NamedTensors Calls::backward(const Problem& p, const NamedTensors& cotangents) const {
+  MemcheckLog::clear();
+  auto out = refusing([&] { return kernel_.backward(impl_.op_namespace, p, cotangents); });
+  collect_memory_findings();
+  return out;
+}
+
+NamedTensors Calls::reference_forward(const Problem& p) const {
+  return kernel_.forward(kReferenceNamespace, kernel_.in_dtype(p, DType::float64));
+}
+
+NamedTensors Calls::reference_backward(const Problem& p, const NamedTensors& cotangents) const {
+  return kernel_.backward(kReferenceNamespace, kernel_.in_dtype(p, DType::float64),
+                          to_float64(cotangents));
+}
+
+Verdict open_verdict(const KernelInfo& kernel, const Case& c) {
+  Verdict v;
+  v.kernel = kernel.name();
+  v.impl = c.impl;
+  v.property = c.property;
+  return v;
+}
+
+NamedTensors random_cotangents(const KernelInfo& kernel, const Problem& p,
+                               const NamedTensors& outputs) {
+  NamedTensors cot;
+  uint64_t stream = 100;
+  for (const auto& name : kernel.outputs_with_cotangent(p)) {
+    const auto out = outputs.get(name);
+    cot.set(grad_name(name), random_tensor(out.sizes().vec(), Distribution::normal, p.c.seed,
+                                           stream++, p.c.dtype));
+  }
+  return cot;
+}
+
+NamedTensors merged(const NamedTensors& a, const NamedTensors& b) {
+  NamedTensors out = a;
+  for (const auto& [name, t] : b) out.set(name, t);
+  return out;
+}
+
+NamedTensors scaled(const NamedTensors& t, double factor) {
+  NamedTensors out;
+  for (const auto& [name, x] : t) out.set(name, x.defined() ? x * factor : x);
+  return out;
+}
+
+NamedTensors added(const NamedTensors& a, const NamedTensors& b) {
+  NamedTensors out;
+  for (const auto& [name, x] : a) {
+    const auto y = b.get(name);
+    out.set(name, x.defined() && y.defined() ? x + y : x);
+  }
+  return out;
+}
+
+NamedTensors to_float64(const NamedTensors& t) {
+  NamedTensors out;
+  for (const auto& [name, x] : t)
+    out.set(name, x.defined() && x.is_floating_point() ? x.to(at::kDouble) : x);
+  return out;
+}
+
+}  // namespace kprop

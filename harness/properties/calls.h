@@ -1,0 +1,49 @@
+// What every property does around its comparisons: call the implementation under test
+// and the reference, draw cotangents, merge and scale tensor sets.
+#pragma once
+
+#include "harness/property.h"
+
+namespace kprop {
+
+// The implementation under test raised: it refuses the case, as the real kernel does
+// where its preconditions fail ("D must be divisible by BD"). evaluate() turns this into
+// a rejected verdict; any other error is kprop's own and propagates.
+struct ImplementationRefused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Calls one implementation (and the reference) of a kernel, folding what the device
+// memory checker reports for the implementation under test into the verdict.
+class Calls {
+ public:
+  Calls(const KernelInfo& kernel, const Implementation& impl, Verdict& verdict)
+      : kernel_(kernel), impl_(impl), verdict_(verdict) {}
+
+  NamedTensors forward(const Problem& p) const;
+  NamedTensors backward(const Problem& p, const NamedTensors& cotangents) const;
+  // The float64 reference: the problem is converted to float64 first.
+  NamedTensors reference_forward(const Problem& p) const;
+  NamedTensors reference_backward(const Problem& p, const NamedTensors& cotangents) const;
+
+ private:
+  void collect_memory_findings() const;
+  const KernelInfo& kernel_;
+  const Implementation& impl_;
+  Verdict& verdict_;
+};
+
+// A verdict for `c` before any check.
+Verdict open_verdict(const KernelInfo& kernel, const Case& c);
+
+// Random cotangents (normal, from the case's seed) for the outputs that take one,
+// named grad_name(output), in the problem's dtype.
+NamedTensors random_cotangents(const KernelInfo& kernel, const Problem& p,
+                               const NamedTensors& outputs);
+
+NamedTensors merged(const NamedTensors& a, const NamedTensors& b);
+NamedTensors scaled(const NamedTensors& t, double factor);
+NamedTensors added(const NamedTensors& a, const NamedTensors& b);  // a + b where both exist
+NamedTensors to_float64(const NamedTensors& t);
+
+}  // namespace kprop

@@ -1,0 +1,46 @@
+// cores: the result may not depend on the device's vector-core count, which only changes
+// the tiling (BT). The case's count is compared with one core (the widest tiles), or
+// with 48 when the case already has one core.
+#include "harness/properties/calls.h"
+#include "harness/properties/registry.h"
+
+namespace kprop {
+
+namespace {
+
+class CoreInvariance final : public Property {
+ public:
+  std::string name() const override { return "cores"; }
+  std::string about() const override {
+    return "same results for the case's core count and for one core (or 48)";
+  }
+  std::vector<DType> dtypes() const override { return {DType::float32, DType::bfloat16}; }
+
+  Verdict check(const KernelInfo& kernel, const Implementation& impl,
+                const Case& c) const override {
+    Verdict v = open_verdict(kernel, c);
+    Calls calls(kernel, impl, v);
+    const Problem p = kernel.materialize(c);
+    Problem other = p;
+    other.c.num_cores = c.num_cores == 1 ? 48 : 1;
+
+    const auto out = calls.forward(p);
+    const auto cot = random_cotangents(kernel, p, out);
+    const auto grads = calls.backward(p, cot);
+    const auto other_out = calls.forward(other);
+    const auto other_grads = calls.backward(other, cot);
+    // Each tiling is within the derived bound of the exact result: two bounds apart.
+    const auto reference =
+        merged(calls.reference_forward(p), calls.reference_backward(p, cot));
+    const auto allowed = scaled(kernel.error_bounds(p, cot, reference), 2.0);
+    v.tensors = compare(kernel, p, merged(out, grads), merged(other_out, other_grads),
+                        allowed, "cores " + std::to_string(other.c.num_cores));
+    conclude(v);
+    return v;
+  }
+};
+
+const bool registered = register_property(std::make_unique<CoreInvariance>());
+
+}  // namespace
+}  // namespace kprop

@@ -1,0 +1,53 @@
+#include "harness/report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace kprop {
+
+std::string format_case(const Case& c) {
+  std::string s;
+  s += fmt::format("  kernel         {}\n", c.kernel);
+  s += fmt::format("  impl           {}\n", c.impl);
+  s += fmt::format("  property       {}\n", c.property);
+  s += fmt::format("  layout         {}\n", to_string(c.layout));
+  s += fmt::format("  lengths        {}\n", c.lengths);
+  s += fmt::format("  D, W           {}, {}\n", c.D, c.W);
+  s += fmt::format("  num_cores      {}\n", c.num_cores);
+  s += fmt::format("  dtype          {}\n", to_string(c.dtype));
+  s += fmt::format("  activation     {}\n", to_string(c.activation));
+  s += fmt::format("  bias, h0, dht  {}, {}, {}\n", c.has_bias, c.has_initial_state,
+                   c.has_final_state_grad);
+  if (!c.splits.empty()) s += fmt::format("  splits         {}\n", c.splits);
+  s += fmt::format("  data           seed {} ({})\n", c.seed, to_string(c.distribution));
+  return s;
+}
+
+static std::string number(double v) {
+  if (v == 0) return "0";
+  if (!std::isfinite(v)) return fmt::format("{}", v);
+  return fmt::format("{:.3g}", v);
+}
+
+std::string format_error_table(const Verdict& v) {
+  std::string s = fmt::format("  {:<28} {:<24} {:>9} {:>9} {:>10} {:>9}  {:<16} {:>11} {:>11}\n",
+                              "tensor", "region", "max abs", "max rel", "err/bound",
+                              "bad", "worst at", "actual", "expected");
+  for (const auto& t : v.tensors)
+    s += fmt::format("  {:<28} {:<24} {:>9} {:>9} {:>10} {:>9}  {:<16} {:>11} {:>11}{}\n",
+                     t.tensor, t.region, number(t.max_abs), number(t.max_rel),
+                     number(t.error_over_bound), fmt::format("{}/{}", t.mismatches, t.elements),
+                     fmt::format("{}", t.index), number(t.actual), number(t.expected),
+                     t.passed() ? "" : "  <-- FAIL");
+  for (const auto& m : v.memory) s += "  memcheck: " + describe(m) + "\n";
+  return s;
+}
+
+std::string format_tally(const Tally& t) {
+  return fmt::format("{} cases: {} passed, {} failed, {} rejected, {} skipped in {:.2f} s "
+                     "({:.0f} cases/s)",
+                     t.cases, t.passed, t.failed, t.rejected, t.skipped, t.seconds,
+                     t.seconds > 0 ? t.cases / t.seconds : 0.0);
+}
+
+}  // namespace kprop

@@ -1,0 +1,112 @@
+#include "harness/verdict.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <limits>
+
+namespace kprop {
+
+std::string to_string(Verdict::Status status) {
+  switch (status) {
+    case Verdict::Status::pass: return "pass";
+    case Verdict::Status::fail: return "fail";
+    case Verdict::Status::rejected: return "rejected";
+    case Verdict::Status::skipped: return "skipped";
+  }
+  return "?";
+}
+
+std::string Verdict::signature() const {
+  std::string what;
+  for (const auto& t : tensors)
+    if (!t.passed()) {
+      what = t.region.empty() ? t.tensor : fmt::format("{} [{}]", t.tensor, t.region);
+      break;
+    }
+  if (what.empty() && !memory.empty())
+    what = fmt::format("memcheck: {} of {} in {}", to_string(memory[0].kind), memory[0].tensor,
+                       memory[0].site);
+  if (what.empty() && status == Status::rejected) what = "rejected";
+  return fmt::format("{}/{}/{}/{}", kernel, impl, property, what);
+}
+
+static std::vector<int64_t> unravel(int64_t flat, at::IntArrayRef sizes) {
+  std::vector<int64_t> index(sizes.size());
+  for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
+    index[i] = sizes[i] == 0 ? 0 : flat % sizes[i];
+    flat = sizes[i] == 0 ? 0 : flat / sizes[i];
+  }
+  return index;
+}
+
+static TensorError compare_tensor(const std::string& name, const at::Tensor& actual,
+                                  const at::Tensor& expected, const at::Tensor& bound) {
+  TensorError r;
+  r.tensor = name;
+  r.elements = expected.numel();
+  if (!actual.defined() || actual.sizes() != expected.sizes()) {
+    r.mismatches = r.elements;
+    r.error_over_bound = r.max_abs = r.max_rel = std::numeric_limits<double>::infinity();
+    r.region = actual.defined() ? "shape differs" : "missing";
+    return r;
+  }
+  auto a = actual.to(at::kDouble).contiguous(), e = expected.to(at::kDouble).contiguous();
+  auto b = bound.defined() ? bound.to(at::kDouble).contiguous() : at::zeros_like(e);
+  const double *pa = a.data_ptr<double>(), *pe = e.data_ptr<double>(), *pb = b.data_ptr<double>();
+  int64_t worst = -1;
+  for (int64_t i = 0; i < r.elements; ++i) {
+    const bool same = pa[i] == pe[i] || (std::isnan(pa[i]) && std::isnan(pe[i]));
+    const double diff = same ? 0.0 : std::isfinite(pa[i] - pe[i])
+                                         ? std::abs(pa[i] - pe[i])
+                                         : std::numeric_limits<double>::infinity();
+    const double ratio = diff == 0 ? 0 : pb[i] > 0 ? diff / pb[i]
+                                                   : std::numeric_limits<double>::infinity();
+    r.max_abs = std::max(r.max_abs, diff);
+    if (pe[i] != 0) r.max_rel = std::max(r.max_rel, diff / std::abs(pe[i]));
+    if (ratio > 1) ++r.mismatches;
+    if (worst < 0 || ratio > r.error_over_bound) {
+      r.error_over_bound = ratio;
+      worst = i;
+    }
+  }
+  if (worst >= 0) {
+    r.index = unravel(worst, e.sizes());
+    r.actual = pa[worst];
+    r.expected = pe[worst];
+  }
+  return r;
+}
+
+std::vector<TensorError> compare(const KernelInfo& kernel, const Problem& p,
+                                 const NamedTensors& actual, const NamedTensors& expected,
+                                 const NamedTensors& bounds, const std::string& label) {
+  std::vector<TensorError> rows;
+  for (const auto& [name, e] : expected) {
+    if (!e.defined()) continue;
+    TensorError r = compare_tensor(name, actual.get(name), e, bounds.get(name));
+    if (!r.passed() && !r.index.empty()) {
+      int64_t flat = 0;
+      for (size_t i = 0; i < r.index.size(); ++i) flat = flat * e.size(i) + r.index[i];
+      r.region = kernel.region(p, name, flat);
+    }
+    if (!label.empty()) r.tensor += " (" + label + ")";
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+void conclude(Verdict& v) {
+  if (v.status == Verdict::Status::rejected || v.status == Verdict::Status::skipped) return;
+  std::vector<std::string> bad;
+  for (const auto& t : v.tensors)
+    if (!t.passed()) bad.push_back(t.tensor);
+  v.status = bad.empty() && v.memory.empty() ? Verdict::Status::pass : Verdict::Status::fail;
+  if (!bad.empty())
+    v.message = fmt::format("{} out of bounds", fmt::join(bad, ", "));
+  else if (!v.memory.empty())
+    v.message = fmt::format("memory checker: {}", describe(v.memory[0]));
+}
+
+}  // namespace kprop

@@ -1,0 +1,106 @@
+// A tensor in the emulated device's global memory.
+//
+// Emulated kernels read and write only through this class, the way a Triton kernel only
+// touches memory through tl.load/tl.store: values are held in the compute type `Acc`
+// (float, or double for float64 inputs), loads convert from the storage dtype exactly,
+// stores round to the storage dtype (round-to-nearest-even, as `fp_downcast_rounding=
+// "rtne"`). Out-of-bounds accesses and stores of one element by two tasks are reported
+// to MemcheckLog; an out-of-bounds load yields 0, an out-of-bounds store is dropped.
+// Buffers the kernel allocates with torch.empty start as NaN, so that an element nobody
+// writes cannot pass unnoticed.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/common/memcheck.h"
+
+namespace kprop {
+
+// Rounds v to `storage` and back: the value a store followed by a load produces.
+template <typename Acc>
+Acc round_to(at::ScalarType storage, Acc v) {
+  switch (storage) {
+    case at::kFloat: return static_cast<Acc>(static_cast<float>(v));
+    case at::kBFloat16: return static_cast<Acc>(static_cast<float>(c10::BFloat16(static_cast<float>(v))));
+    case at::kHalf: return static_cast<Acc>(static_cast<float>(c10::Half(static_cast<float>(v))));
+    default: return v;  // float64
+  }
+}
+
+template <typename Acc>
+class DeviceTensor {
+ public:
+  DeviceTensor() = default;
+
+  // An input: its values, read-only by convention.
+  DeviceTensor(std::string name, const at::Tensor& t)
+      : name_(std::move(name)), storage_(t.scalar_type()), sizes_(t.sizes().vec()) {
+    auto flat = t.contiguous().to(std::is_same<Acc, double>::value ? at::kDouble : at::kFloat);
+    const Acc* p = flat.template data_ptr<Acc>();
+    data_.assign(p, p + flat.numel());
+  }
+
+  // A buffer the kernel allocates: torch.empty (poisoned with NaN) or torch.zeros.
+  static DeviceTensor allocate(std::string name, std::vector<int64_t> sizes,
+                               at::ScalarType storage, bool zeroed) {
+    DeviceTensor t;
+    t.name_ = std::move(name);
+    t.storage_ = storage;
+    t.sizes_ = std::move(sizes);
+    int64_t n = 1;
+    for (int64_t s : t.sizes_) n *= s;
+    t.data_.assign(n, zeroed ? Acc(0) : std::numeric_limits<Acc>::quiet_NaN());
+    t.writer_.assign(n, -1);
+    return t;
+  }
+
+  bool defined() const { return !sizes_.empty(); }
+  int64_t numel() const { return static_cast<int64_t>(data_.size()); }
+  at::ScalarType storage() const { return storage_; }
+
+  Acc load(int64_t offset, const char* site) const {
+    if (offset < 0 || offset >= numel()) {
+      MemcheckLog::record(MemoryFinding::Kind::out_of_bounds_load, name_, site, offset, numel());
+      return Acc(0);
+    }
+    return data_[offset];
+  }
+
+  // `task` identifies the program instance (grid task) that stores.
+  void store(int64_t offset, Acc v, int64_t task, const char* site) {
+    if (offset < 0 || offset >= numel()) {
+      MemcheckLog::record(MemoryFinding::Kind::out_of_bounds_store, name_, site, offset, numel());
+      return;
+    }
+    if (!writer_.empty()) {
+      if (writer_[offset] != -1 && writer_[offset] != task)
+        MemcheckLog::record(MemoryFinding::Kind::write_conflict, name_, site, offset, numel());
+      writer_[offset] = task;
+    }
+    data_[offset] = round_to(storage_, v);
+  }
+
+  // Host-side view of the values (after the kernel), in the compute type.
+  const std::vector<Acc>& values() const { return data_; }
+
+  // The tensor as the host would see it: in its storage dtype.
+  at::Tensor to_tensor() const {
+    auto t = at::empty(sizes_, std::is_same<Acc, double>::value ? at::kDouble : at::kFloat);
+    std::copy(data_.begin(), data_.end(), t.template data_ptr<Acc>());
+    return t.to(storage_);
+  }
+
+ private:
+  std::string name_;
+  at::ScalarType storage_ = at::kFloat;
+  std::vector<int64_t> sizes_;
+  std::vector<Acc> data_;
+  std::vector<int64_t> writer_;  // outputs only: last task that stored each element
+};
+
+}  // namespace kprop
