@@ -17,13 +17,23 @@ class SplitMix64 {
   }
   // Uniform in [0, 1) with 53 random bits.
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  // Box-Muller gives two independent normals per draw; the second is kept for the next.
   double normal() {
+    if (has_spare_) {
+      has_spare_ = false;
+      return spare_;
+    }
     const double u1 = 1.0 - uniform(), u2 = uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+    const double r = std::sqrt(-2.0 * std::log(u1));
+    spare_ = r * std::sin(2.0 * M_PI * u2);
+    has_spare_ = true;
+    return r * std::cos(2.0 * M_PI * u2);
   }
 
  private:
   uint64_t state_;
+  double spare_ = 0;
+  bool has_spare_ = false;
 };
 
 double draw(SplitMix64& rng, Distribution distribution) {

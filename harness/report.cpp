@@ -35,7 +35,7 @@ std::string format_error_table(const Verdict& v) {
                               "bad", "worst at", "actual", "expected");
   for (const auto& t : v.tensors)
     s += fmt::format("  {:<28} {:<24} {:>9} {:>9} {:>10} {:>9}  {:<16} {:>11} {:>11}{}\n",
-                     t.tensor, t.region, number(t.max_abs), number(t.max_rel),
+                     t.label(), t.region, number(t.max_abs), number(t.max_rel),
                      number(t.error_over_bound), fmt::format("{}/{}", t.mismatches, t.elements),
                      fmt::format("{}", t.index), number(t.actual), number(t.expected),
                      t.passed() ? "" : "  <-- FAIL");
@@ -44,10 +44,11 @@ std::string format_error_table(const Verdict& v) {
 }
 
 std::string format_tally(const Tally& t) {
-  return fmt::format("{} cases: {} passed, {} failed, {} rejected, {} skipped in {:.2f} s "
-                     "({:.0f} cases/s)",
-                     t.cases, t.passed, t.failed, t.rejected, t.skipped, t.seconds,
-                     t.seconds > 0 ? t.cases / t.seconds : 0.0);
+  const int64_t all = t.cases + t.known;
+  return fmt::format("{} cases: {} passed, {} failed, {} known failures, {} rejected, "
+                     "{} skipped in {:.2f} s ({:.0f} cases/s)",
+                     all, t.passed, t.failed, t.known, t.rejected, t.skipped, t.seconds,
+                     t.seconds > 0 ? all / t.seconds : 0.0);
 }
 
 }  // namespace kprop

@@ -48,7 +48,7 @@ SearchResult search(const SearchOptions& options) {
 
   SearchResult result;
   const auto start = Clock::now();
-  for (int64_t i = 0; i < options.cases; ++i) {
+  for (int64_t i = options.first_case; i < options.cases; ++i) {
     const Property& property = find_property(properties[i % properties.size()]);
     CaseSpace space;
     space.impl = options.impl;
@@ -60,11 +60,15 @@ SearchResult search(const SearchOptions& options) {
     const int size = static_cast<int>(std::min<int64_t>(100, 10 + i));
     const auto drawn = kernel.draw(space, case_seed(options.seed, i), size);
     const Verdict v = evaluate(drawn.value());
-    result.tally.count(v);
+    const bool known = v.failed() && options.known_signatures.count(v.signature()) > 0;
+    if (known)
+      ++result.tally.known;
+    else
+      result.tally.count(v);
     result.tally.seconds = since(start);
     if (v.status == Verdict::Status::rejected) ++result.rejections[v.message];
     if (options.on_progress) options.on_progress(result.tally, "search");
-    if (!v.failed()) continue;
+    if (!v.failed() || known) continue;
 
     Failure failure;
     failure.case_number = i + 1;
@@ -79,6 +83,30 @@ SearchResult search(const SearchOptions& options) {
     break;
   }
   return result;
+}
+
+HuntResult hunt(SearchOptions options, const std::function<bool(const Failure&)>& wanted) {
+  HuntResult h;
+  const auto start = Clock::now();
+  while (options.first_case < options.cases) {
+    SearchResult r = search(options);
+    if (!r.failure) {
+      h.cases = options.cases;
+      break;
+    }
+    Failure& f = *r.failure;
+    h.cases = f.case_number;
+    if (wanted(f)) {
+      h.match = std::move(f);
+      break;
+    }
+    options.known_signatures.insert(f.verdict().signature());
+    options.known_signatures.insert(f.found_verdict.signature());
+    options.first_case = f.case_number;
+    h.others.push_back(std::move(f));
+  }
+  h.seconds = since(start);
+  return h;
 }
 
 ShrinkResult shrink(const rc::Shrinkable<Case>& failing, const Verdict& verdict,

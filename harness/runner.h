@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ namespace kprop {
 
 struct Tally {
   int64_t cases = 0, passed = 0, failed = 0, rejected = 0, skipped = 0;
+  int64_t known = 0;  // failures whose signature was already known (not searched further)
   double seconds = 0;
   void count(const Verdict& v);
 };
@@ -32,10 +34,14 @@ struct SearchOptions {
   std::vector<DType> dtypes;            // empty: each property's own
   int64_t cases = 1000;
   uint64_t seed = 0;
+  int64_t first_case = 0;               // resume a search: cases before it are not drawn
   int64_t max_segments = 8;
   int64_t max_length = 64;
   bool shrink = true;
   double shrink_seconds = 60;           // budget; the best case so far is kept
+  // Failures with these signatures are counted as known and the search goes on: how a
+  // run looks past defects already in the corpus for new ones.
+  std::set<std::string> known_signatures;
   // Called after every case and every accepted shrink step.
   std::function<void(const Tally&, const std::string& phase)> on_progress;
 };
@@ -66,6 +72,17 @@ struct SearchResult {
 };
 
 SearchResult search(const SearchOptions& options);
+
+// Searches past every failure that `wanted` does not accept, shrinking each and adding
+// its signature to the known ones, until a wanted minimal failure turns up or the cases
+// run out. `cases` counts every case drawn, `seconds` the time to the match.
+struct HuntResult {
+  std::optional<Failure> match;
+  std::vector<Failure> others;  // distinct failures met on the way
+  int64_t cases = 0;
+  double seconds = 0;
+};
+HuntResult hunt(SearchOptions options, const std::function<bool(const Failure&)>& wanted);
 
 ShrinkResult shrink(const rc::Shrinkable<Case>& failing, const Verdict& verdict,
                     double budget_seconds,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -19,16 +20,29 @@ std::string to_string(Verdict::Status status) {
 }
 
 std::string Verdict::signature() const {
-  std::string what;
-  for (const auto& t : tensors)
-    if (!t.passed()) {
-      what = t.region.empty() ? t.tensor : fmt::format("{} [{}]", t.tensor, t.region);
-      break;
-    }
-  if (what.empty() && !memory.empty())
-    what = fmt::format("memcheck: {} of {} in {}", to_string(memory[0].kind), memory[0].tensor,
-                       memory[0].site);
-  if (what.empty() && status == Status::rejected) what = "rejected";
+  std::vector<std::string> names, parts;
+  for (const auto& t : tensors) {
+    if (t.passed() || std::find(names.begin(), names.end(), t.tensor) != names.end()) continue;
+    names.push_back(t.tensor);
+    // The region of the first comparison of this tensor that located its error.
+    std::string region;
+    for (const auto& u : tensors)
+      if (u.tensor == t.tensor && !u.passed() && !u.region.empty()) {
+        region = u.region;
+        break;
+      }
+    parts.push_back(region.empty() ? t.tensor : fmt::format("{} [{}]", t.tensor, region));
+  }
+  std::vector<std::string> memory_kinds;
+  for (const auto& m : memory) {
+    auto kind = fmt::format("{} of {}", to_string(m.kind), m.tensor);
+    if (std::find(memory_kinds.begin(), memory_kinds.end(), kind) == memory_kinds.end())
+      memory_kinds.push_back(kind);
+  }
+  std::string what = fmt::format("{}", fmt::join(parts, ", "));
+  if (!memory_kinds.empty())
+    what += (what.empty() ? "" : "; ") + fmt::format("{}", fmt::join(memory_kinds, ", "));
+  if (what.empty()) what = to_string(status);
   return fmt::format("{}/{}/{}/{}", kernel, impl, property, what);
 }
 
@@ -81,7 +95,7 @@ static TensorError compare_tensor(const std::string& name, const at::Tensor& act
 
 std::vector<TensorError> compare(const KernelInfo& kernel, const Problem& p,
                                  const NamedTensors& actual, const NamedTensors& expected,
-                                 const NamedTensors& bounds, const std::string& label) {
+                                 const NamedTensors& bounds, const std::string& check) {
   std::vector<TensorError> rows;
   for (const auto& [name, e] : expected) {
     if (!e.defined()) continue;
@@ -91,7 +105,7 @@ std::vector<TensorError> compare(const KernelInfo& kernel, const Problem& p,
       for (size_t i = 0; i < r.index.size(); ++i) flat = flat * e.size(i) + r.index[i];
       r.region = kernel.region(p, name, flat);
     }
-    if (!label.empty()) r.tensor += " (" + label + ")";
+    r.check = check;
     rows.push_back(std::move(r));
   }
   return rows;
@@ -101,7 +115,7 @@ void conclude(Verdict& v) {
   if (v.status == Verdict::Status::rejected || v.status == Verdict::Status::skipped) return;
   std::vector<std::string> bad;
   for (const auto& t : v.tensors)
-    if (!t.passed()) bad.push_back(t.tensor);
+    if (!t.passed()) bad.push_back(t.label());
   v.status = bad.empty() && v.memory.empty() ? Verdict::Status::pass : Verdict::Status::fail;
   if (!bad.empty())
     v.message = fmt::format("{} out of bounds", fmt::join(bad, ", "));

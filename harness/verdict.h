@@ -14,8 +14,9 @@ namespace kprop {
 
 // How far one tensor is from what it should be.
 struct TensorError {
-  std::string tensor;           // "dh0", or "y (chunked)"
-  std::string region;           // where the worst element lies, e.g. "short sequence"
+  std::string tensor;           // "dh0"
+  std::string check;            // how it was compared, e.g. "chunked", "full Jacobian"
+  std::string region;           // where the worst element lies, e.g. "head rows"
   std::vector<int64_t> index;   // coordinates of the worst element (largest error/bound)
   double actual = 0, expected = 0;
   double max_abs = 0;           // max |actual - expected|
@@ -24,6 +25,7 @@ struct TensorError {
   int64_t mismatches = 0;       // elements over their bound
   int64_t elements = 0;
   bool passed() const { return mismatches == 0; }
+  std::string label() const { return check.empty() ? tensor : tensor + " (" + check + ")"; }
 };
 
 struct Verdict {
@@ -35,8 +37,10 @@ struct Verdict {
   std::vector<MemoryFinding> memory;     // what the device memory checker saw
 
   bool failed() const { return status == Status::fail; }
-  // kernel/impl/property/what: the first failing tensor and its region, else the first
-  // memory finding. The key for deduplication and for shrinking.
+  // kernel/impl/property/what, where `what` lists the failing tensors with the region of
+  // their worst element, then the kinds of memory findings: e.g.
+  // "causal_conv1d/tiled@clamped/packed/dw [taps that read h0], dh0; out-of-bounds load of dy".
+  // The key for deduplication, and what shrinking must keep.
   std::string signature() const;
 };
 
@@ -44,10 +48,10 @@ std::string to_string(Verdict::Status status);
 
 // Compares every tensor of `expected` that is defined with the same name in `actual`
 // (a missing actual counts as a failure). `bounds` holds per-element bounds of
-// |actual - expected|; `label` is appended to tensor names ("dh0 (chunked)").
+// |actual - expected|; `check` names the comparison ("chunked").
 std::vector<TensorError> compare(const KernelInfo& kernel, const Problem& p,
                                  const NamedTensors& actual, const NamedTensors& expected,
-                                 const NamedTensors& bounds, const std::string& label = "");
+                                 const NamedTensors& bounds, const std::string& check = "");
 
 // Fills status, message from the tensors and memory findings.
 void conclude(Verdict& v);

@@ -115,7 +115,8 @@ class Gradient final : public Property {
   TensorError directional(const Problem& p, const Objective& f, const NamedTensors& grads,
                           const std::string& input, double scale, uint64_t stream) const {
     TensorError row;
-    row.tensor = grad_name(input) + " (v^T J u)";
+    row.tensor = grad_name(input);
+    row.check = "v^T J u";
     const auto x = p.inputs.get(input);
     const auto g = grads.get(grad_name(input));
     for (int k = 0; k < kDirections; ++k) {
@@ -135,7 +136,8 @@ class Gradient final : public Property {
                           const NamedTensors& grads, const std::string& input,
                           double scale) const {
     TensorError row;
-    row.tensor = grad_name(input) + " (elementwise)";
+    row.tensor = grad_name(input);
+    row.check = "elementwise";
     const auto x = p.inputs.get(input);
     const auto g = grads.get(grad_name(input)).to(at::kDouble).contiguous();
     for (int64_t i = 0; i < x.numel(); ++i) {
@@ -179,7 +181,8 @@ class Gradient final : public Property {
     const double scale = out_flat.abs().max().item<double>() + 1.0;
     for (const auto& input : kernel.differentiable_inputs(p)) {
       TensorError row;
-      row.tensor = grad_name(input) + " (full Jacobian)";
+      row.tensor = grad_name(input);
+    row.check = "full Jacobian";
       const auto x = p.inputs.get(input);
       for (int64_t i = 0; i < x.numel(); ++i) {
         auto e = at::zeros_like(x);

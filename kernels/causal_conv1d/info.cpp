@@ -164,10 +164,9 @@ class CausalConv1dInfo final : public KernelInfo {
     magnitude.bias = abs64(exact.bias);
     magnitude.initial_state = abs64(exact.initial_state);
 
-    const auto pre = causal_conv1d::reference_forward(exact).y;
+    const bool silu = p.c.activation == Activation::silu;
     const auto pre_magnitude = causal_conv1d::reference_forward(magnitude).y;
     const auto pre_error = gamma_bound(W + 1, u_acc) * pre_magnitude;
-    const bool silu = p.c.activation == Activation::silu;
 
     NamedTensors bounds;
     const auto y = ref.get("y");
@@ -177,8 +176,9 @@ class CausalConv1dInfo final : public KernelInfo {
       bounds.set("y", sum_error_bound(pre_magnitude, y, W + 1, acc, out));
     bounds.set("ht", at::full_like(ref.get("ht"), smallest_normal(out)));  // an exact copy
 
-    at::Tensor dy = cot.get("dy").to(at::kDouble), g = dy, g_error = at::zeros_like(dy);
+    at::Tensor dy = cot.get("dy").to(at::kDouble), g = dy, g_error;
     if (silu) {
+      const auto pre = causal_conv1d::reference_forward(exact).y;
       const auto s = at::sigmoid(pre);
       g = dy * s * (1 + pre * (1 - s));
       // pre is recomputed in fp32 and stored in the input dtype before silu' is taken.
@@ -186,12 +186,14 @@ class CausalConv1dInfo final : public KernelInfo {
     }
     const auto dht = cot.get("dht");
     const auto terms = causal_conv1d::reference_backward(magnitude, g.abs(), abs64(dht));
+    // Without silu, g = dy exactly and nothing is carried.
     const auto propagated =
-        causal_conv1d::reference_backward(magnitude, g_error, at::Tensor());
+        silu ? causal_conv1d::reference_backward(magnitude, g_error, at::Tensor())
+             : causal_conv1d::BackwardResult{};
     auto grad_bound = [&](const char* name, const at::Tensor& m, const at::Tensor& carried,
                           int64_t k, int rounded_partials) {
-      bounds.set(name, sum_error_bound(m, ref.get(name), k, acc, out, rounded_partials) +
-                           carried);
+      auto b = sum_error_bound(m, ref.get(name), k, acc, out, rounded_partials);
+      bounds.set(name, carried.defined() ? b + carried : b);
     };
     const int j = joined_partials;
     grad_bound("dx", terms.dx, propagated.dx, W + 1, j);

@@ -1,0 +1,93 @@
+// Time to detect: how many cases and seconds kprop needs to find, and then to shrink,
+// each defect of the historical Ascend states, from a cold start.
+//
+//   bench_detection [SEEDS=20] [MAX_CASES=5000]
+//
+// Part 1, first failure: for each historical state x property, the median over SEEDS
+// seeds of the cases and seconds to the first failure and to its minimal case.
+// Part 2, known defects: for each known defect and each state that has it, the median
+// cases and seconds until a minimal failure shows that defect (kprop's hunt: failures of
+// other defects are shrunk, set aside and the search goes on), and how often it was found.
+// Prints Markdown.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+#include "harness/runner.h"
+#include "kernels/causal_conv1d/known_defects.h"
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int seeds = argc > 1 ? std::atoi(argv[1]) : 20;
+  const int64_t max_cases = argc > 2 ? std::atoll(argv[2]) : 5000;
+  const std::vector<std::string> states{"tiled@original", "tiled@clamped", "tiled@fixed"};
+  const std::vector<std::string> properties{"gradient", "chunked", "packed", "vs_reference",
+                                            "cores"};
+
+  fmt::print("## First failure, per state and property (median over {} seeds)\n\n", seeds);
+  fmt::print("| state | property | found | cases | s to failure | s to minimal | "
+             "most common minimal signature |\n|---|---|---|---|---|---|---|\n");
+  for (const auto& impl : states)
+    for (const auto& property : properties) {
+      std::vector<double> cases, to_fail, to_min;
+      std::map<std::string, int> signatures;
+      for (int s = 0; s < seeds; ++s) {
+        kprop::SearchOptions o;
+        o.impl = impl;
+        o.properties = {property};
+        o.cases = max_cases;
+        o.seed = 1000 + s;
+        const auto r = kprop::search(o);
+        if (!r.failure) continue;
+        cases.push_back(r.failure->case_number);
+        to_fail.push_back(r.failure->seconds_to_find);
+        to_min.push_back(r.failure->seconds_to_find + r.failure->shrunk->seconds);
+        ++signatures[r.failure->verdict().signature()];
+      }
+      std::string common = "-";
+      int best = 0;
+      for (const auto& [sig, n] : signatures)
+        if (n > best) best = n, common = sig.substr(sig.find('/', sig.find('/') + 1) + 1);
+      fmt::print("| {} | {} | {}/{} | {} | {:.3f} | {:.3f} | {} |\n", impl, property,
+                 cases.size(), seeds, median(cases), median(to_fail), median(to_min), common);
+    }
+
+  fmt::print("\n## Known defects (median over {} seeds; hunt past other failures)\n\n", seeds);
+  fmt::print("| defect | state | property | found | cases | s to minimal | s shrinking | "
+             "example minimal case |\n|---|---|---|---|---|---|---|---|\n");
+  for (const auto& defect : kprop::causal_conv1d::known_defects())
+    for (const auto& impl : defect.impls) {
+      std::vector<double> cases, seconds, shrinking;
+      std::string example = "-";
+      for (int s = 0; s < seeds; ++s) {
+        kprop::SearchOptions o;
+        o.impl = impl;
+        o.properties = {defect.property};
+        o.max_segments = defect.max_segments;
+        o.cases = max_cases;
+        o.seed = 1000 + s;
+        const auto h = kprop::hunt(o, defect.shows);
+        if (!h.match) continue;
+        cases.push_back(h.cases);
+        seconds.push_back(h.seconds);
+        shrinking.push_back(h.match->shrunk->seconds);
+        if (example == "-") example = kprop::summary(h.match->minimal());
+      }
+      fmt::print("| {} | {} | {} | {}/{} | {} | {:.3f} | {:.3f} | {} |\n", defect.name, impl,
+                 defect.property, cases.size(), seeds, median(cases), median(seconds),
+                 median(shrinking), example);
+    }
+  return 0;
+}
