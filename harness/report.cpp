@@ -51,4 +51,44 @@ std::string format_tally(const Tally& t) {
                      t.seconds > 0 ? all / t.seconds : 0.0);
 }
 
+// Infinite and NaN numbers are not JSON: write them as strings.
+static nlohmann::json number_json(double v) {
+  if (std::isfinite(v)) return v;
+  return fmt::format("{}", v);
+}
+
+nlohmann::json verdict_to_json(const Verdict& v) {
+  nlohmann::json tensors = nlohmann::json::array();
+  for (const auto& t : v.tensors)
+    tensors.push_back({{"tensor", t.tensor},
+                       {"check", t.check},
+                       {"region", t.region},
+                       {"index", t.index},
+                       {"actual", number_json(t.actual)},
+                       {"expected", number_json(t.expected)},
+                       {"max_abs", number_json(t.max_abs)},
+                       {"max_rel", number_json(t.max_rel)},
+                       {"error_over_bound", number_json(t.error_over_bound)},
+                       {"mismatches", t.mismatches},
+                       {"elements", t.elements},
+                       {"passed", t.passed()}});
+  nlohmann::json memory = nlohmann::json::array();
+  for (const auto& m : v.memory)
+    memory.push_back({{"kind", to_string(m.kind)},
+                      {"tensor", m.tensor},
+                      {"site", m.site},
+                      {"offset", m.offset},
+                      {"extent", m.extent},
+                      {"count", m.count}});
+  return {{"status", to_string(v.status)}, {"kernel", v.kernel},     {"impl", v.impl},
+          {"property", v.property},       {"message", v.message},   {"signature", v.signature()},
+          {"tensors", tensors},           {"memory", memory}};
+}
+
+nlohmann::json tally_to_json(const Tally& t) {
+  return {{"cases", t.cases + t.known}, {"passed", t.passed},   {"failed", t.failed},
+          {"known", t.known},           {"rejected", t.rejected}, {"skipped", t.skipped},
+          {"seconds", t.seconds}};
+}
+
 }  // namespace kprop

@@ -1,6 +1,8 @@
 // Human-readable renderings of cases, verdicts and search results.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 
 #include "harness/runner.h"
@@ -15,5 +17,9 @@ std::string format_error_table(const Verdict& v);
 
 // One line: cases, failures, rejections, rate.
 std::string format_tally(const Tally& t);
+
+// The same, for machines (--json).
+nlohmann::json verdict_to_json(const Verdict& v);
+nlohmann::json tally_to_json(const Tally& t);
 
 }  // namespace kprop

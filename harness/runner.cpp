@@ -114,7 +114,7 @@ ShrinkResult shrink(const rc::Shrinkable<Case>& failing, const Verdict& verdict,
                     const std::function<void(const ShrinkResult&)>& on_step) {
   const auto start = Clock::now();
   const std::string signature = verdict.signature();
-  ShrinkResult r{failing.value(), verdict};
+  ShrinkResult r{failing.value(), verdict, failing};
   rc::Shrinkable<Case> current = failing;
   bool improved = true;
   while (improved) {
@@ -132,6 +132,7 @@ ShrinkResult shrink(const rc::Shrinkable<Case>& failing, const Verdict& verdict,
       const Verdict v = evaluate(c);
       if (v.failed() && v.signature() == signature) {
         current = *candidate;
+        r.tree = current;
         r.minimal = c;
         r.verdict = v;
         ++r.steps;

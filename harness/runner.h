@@ -49,6 +49,8 @@ struct SearchOptions {
 struct ShrinkResult {
   Case minimal;
   Verdict verdict;
+  // The minimal case's node in the shrink tree: none of its shrinks fails the same way.
+  std::optional<rc::Shrinkable<Case>> tree;
   int64_t steps = 0;        // accepted smaller cases
   int64_t evaluations = 0;  // candidates tried
   double seconds = 0;

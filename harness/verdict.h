@@ -39,7 +39,7 @@ struct Verdict {
   bool failed() const { return status == Status::fail; }
   // kernel/impl/property/what, where `what` lists the failing tensors with the region of
   // their worst element, then the kinds of memory findings: e.g.
-  // "causal_conv1d/tiled@clamped/packed/dw [taps that read h0], dh0; out-of-bounds load of dy".
+  // "causal_conv1d/tiled@clamped/packed/dw [taps that read h0], dh0; out-of-bounds load".
   // The key for deduplication, and what shrinking must keep.
   std::string signature() const;
 };

@@ -1,10 +1,16 @@
-// kprop check KERNEL: search for a counterexample, shrink it, report it.
-#include "harness/cli/commands.h"
-
+// kprop check KERNEL: search for a counterexample, shrink it, keep it in the corpus and
+// report it. Failures whose signature the corpus already holds are counted as known and
+// the search goes on, so a run looks for what is new.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <chrono>
+#include <ctime>
+
+#include "harness/cli/commands.h"
 #include "harness/cli/progress.h"
+#include "harness/cli/style.h"
+#include "harness/corpus.h"
 #include "harness/errors.h"
 #include "harness/implementations.h"
 #include "harness/kernel_info.h"
@@ -14,7 +20,7 @@
 namespace kprop {
 
 void add_check_command(CLI::App& app, CheckOptions& o) {
-  auto* cmd = app.add_subcommand("check", "search for a failing case, shrink it and report it");
+  auto* cmd = app.add_subcommand("check", "search for a failing case, shrink it, keep it");
   cmd->add_option("kernel", o.kernel, "kernel to test")->required();
   cmd->add_option("--impl", o.impl, "implementation (default: tiled)");
   cmd->add_option("--cases", o.cases, "cases to draw (default: 1000)")->check(CLI::PositiveNumber);
@@ -25,32 +31,86 @@ void add_check_command(CLI::App& app, CheckOptions& o) {
   cmd->add_option("--max-length", o.max_length, "typical longest segment");
   cmd->add_flag("--no-shrink", o.no_shrink, "report the failing case as found");
   cmd->add_option("--shrink-seconds", o.shrink_seconds, "shrinking budget (default: 60)");
-  cmd->add_option("--load", o.libraries, "shared library registering operators; repeatable");
+  cmd->add_option("--corpus", o.corpus, "corpus folder for new failures (default: corpus)");
+  cmd->add_flag("--no-corpus", o.no_corpus, "keep nothing, skip nothing");
+  add_common_options(cmd, o.common);
 }
 
-int run_check(const CheckOptions& o) {
-  for (const auto& lib : o.libraries) load_operator_library_or_usage_error(lib);
-  SearchOptions options;
-  options.kernel = o.kernel;
+namespace {
+
+std::string today() {
+  const std::time_t now = std::time(nullptr);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&now));
+  return buf;
+}
+
+SearchOptions search_options(const CheckOptions& o) {
+  SearchOptions s;
+  s.kernel = o.kernel;
   find_kernel(o.kernel);
-  options.impl = resolve_implementation(o.kernel, o.impl).name;
-  options.properties = o.properties;
+  s.impl = resolve_implementation(o.kernel, o.impl).name;
+  for (const auto& p : o.properties) find_property(p);
+  s.properties = o.properties;
   for (const auto& name : o.dtypes) {
     auto d = parse_dtype(name);
     if (!d) throw UsageError(fmt::format("unknown dtype '{}'", name));
-    options.dtypes.push_back(*d);
+    s.dtypes.push_back(*d);
   }
-  options.cases = o.cases;
-  options.seed = o.seed;
-  options.max_segments = o.max_segments;
-  options.max_length = o.max_length;
-  options.shrink = !o.no_shrink;
-  options.shrink_seconds = o.shrink_seconds;
+  s.cases = o.cases;
+  s.seed = o.seed;
+  s.max_segments = o.max_segments;
+  s.max_length = o.max_length;
+  s.shrink = !o.no_shrink;
+  s.shrink_seconds = o.shrink_seconds;
+  return s;
+}
+
+// Signatures already in the corpus: known failures the search looks past.
+std::set<std::string> corpus_signatures(const std::string& dir, const std::string& kernel) {
+  std::set<std::string> known;
+  const std::string folder = dir + "/" + kernel;
+  for (const auto& path : case_files_under({dir})) {
+    if (path.rfind(folder, 0) != 0) continue;
+    try {
+      known.insert(read_case_file(path).signature);
+    } catch (const CaseError&) {
+    }
+  }
+  return known;
+}
+
+nlohmann::json provenance_of(const CheckOptions& o, const SearchOptions& s, const Failure& f) {
+  std::string command = fmt::format("kprop check {} --impl {} --seed {} --cases {}", o.kernel,
+                                    s.impl, s.seed, s.cases);
+  for (const auto& p : s.properties) command += " --property " + p;
+  return {{"found_by", command},
+          {"search_seed", s.seed},
+          {"case_number", f.case_number},
+          {"found_case", case_to_json(f.found)},
+          {"shrink_steps", f.shrunk ? f.shrunk->steps : 0},
+          {"shrink_evaluations", f.shrunk ? f.shrunk->evaluations : 0},
+          {"date", today()}};
+}
+
+}  // namespace
+
+int run_check(const CheckOptions& o) {
+  load_libraries(o.common);
+  SearchOptions options = search_options(o);
+  const bool use_corpus = !o.no_corpus && !o.corpus.empty();
+  if (use_corpus && std::filesystem::is_directory(o.corpus))
+    options.known_signatures = corpus_signatures(o.corpus, o.kernel);
 
   const auto props =
       options.properties.empty() ? find_kernel(o.kernel).properties() : options.properties;
-  fmt::print("kprop check {} --impl {} --seed {}: {} cases over {}\n", o.kernel, options.impl,
-             o.seed, o.cases, fmt::join(props, ", "));
+  if (!o.common.json)
+    fmt::print("kprop check {} --impl {} --seed {}: {} cases over {}{}\n", o.kernel,
+               options.impl, o.seed, o.cases, fmt::join(props, ", "),
+               options.known_signatures.empty()
+                   ? ""
+                   : fmt::format(" ({} known signatures in {})",
+                                 options.known_signatures.size(), o.corpus));
   ProgressLine progress(o.cases);
   options.on_progress = [&](const Tally& t, const std::string& phase) {
     progress.update(t, phase);
@@ -58,22 +118,47 @@ int run_check(const CheckOptions& o) {
   const SearchResult r = search(options);
   progress.finish();
 
+  std::optional<Kept> kept;
+  if (r.failure && use_corpus)
+    kept = keep(o.corpus, describe_failure(*r.failure, provenance_of(o, options, *r.failure)));
+
+  if (o.common.json) {
+    nlohmann::json out{{"tally", tally_to_json(r.tally)}, {"rejections", r.rejections}};
+    if (r.failure) {
+      const Failure& f = *r.failure;
+      out["failure"] = {{"case_number", f.case_number},
+                        {"seconds_to_find", f.seconds_to_find},
+                        {"found", case_to_json(f.found)},
+                        {"minimal", case_to_json(f.minimal())},
+                        {"shrink_steps", f.shrunk ? f.shrunk->steps : 0},
+                        {"verdict", verdict_to_json(f.verdict())}};
+      if (kept) out["corpus"] = {{"path", kept->path}, {"written", kept->written}};
+    }
+    fmt::print("{}\n", out.dump(2));
+    return r.failure ? 1 : 0;
+  }
+
   fmt::print("{}\n", format_tally(r.tally));
   for (const auto& [reason, count] : r.rejections)
     fmt::print("  rejected {} x: {}\n", count, reason);
   if (!r.failure) {
-    fmt::print("PASS: no counterexample in {} cases\n", r.tally.cases);
+    fmt::print("{}: no new counterexample in {} cases\n", green("PASS"),
+               r.tally.cases + r.tally.known);
     return 0;
   }
   const Failure& f = *r.failure;
-  fmt::print("\nFAIL after {} cases ({:.2f} s): {}\n", f.case_number, f.seconds_to_find,
-             f.found_verdict.signature());
+  fmt::print("\n{} after {} cases ({:.2f} s): {}\n", red("FAIL"), f.case_number,
+             f.seconds_to_find, f.found_verdict.signature());
   if (f.shrunk)
     fmt::print("shrunk in {} steps, {} evaluations, {:.2f} s{}\n", f.shrunk->steps,
                f.shrunk->evaluations, f.shrunk->seconds,
                f.shrunk->budget_exhausted ? " (budget exhausted: not minimal)" : "");
   fmt::print("\nminimal case:\n{}\n{}\n", format_case(f.minimal()), f.verdict().message);
   fmt::print("{}", format_error_table(f.verdict()));
+  if (kept)
+    fmt::print("\n{} {}\nreplay: kprop replay {}\n",
+               kept->written ? "kept in the corpus:" : "already in the corpus:", kept->path,
+               kept->path);
   return 1;
 }
 

@@ -1,4 +1,6 @@
-// The kprop subcommands: each adds its options to the CLI and runs.
+// The kprop subcommands: each adds its options to the CLI and runs. Exit codes, for all
+// of them: 0 pass, 1 a property failed (or a replayed case did not behave as recorded),
+// 2 bad usage or a bad case file.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -9,7 +11,16 @@
 
 namespace kprop {
 
+// Options every command shares.
+struct CommonOptions {
+  bool json = false;                   // machine-readable output on stdout
+  std::vector<std::string> libraries;  // operator libraries to load first
+};
+void add_common_options(CLI::App* cmd, CommonOptions& o);
+void load_libraries(const CommonOptions& o);
+
 struct CheckOptions {
+  CommonOptions common;
   std::string kernel;
   std::string impl = "tiled";
   int64_t cases = 1000;
@@ -20,13 +31,60 @@ struct CheckOptions {
   int64_t max_length = 64;
   bool no_shrink = false;
   double shrink_seconds = 60;
-  std::vector<std::string> libraries;
+  std::string corpus = "corpus";  // where new minimal failures are kept
+  bool no_corpus = false;
 };
-
 void add_check_command(CLI::App& app, CheckOptions& options);
 int run_check(const CheckOptions& options);
 
-// Loads an operator library; a failure is a usage error (exit 2).
-void load_operator_library_or_usage_error(const std::string& path);
+struct HuntOptions {
+  CommonOptions common;
+  std::string kernel;
+  std::vector<std::string> defects;  // names; empty: all known defects of the kernel
+  uint64_t seed = 0;
+  int64_t cases = 5000;
+  std::string corpus = "corpus";
+};
+void add_hunt_command(CLI::App& app, HuntOptions& options);
+int run_hunt(const HuntOptions& options);
+
+struct ReplayOptions {
+  CommonOptions common;
+  std::vector<std::string> paths;  // files or folders
+  std::string impl;                // only this implementation, judged like check
+};
+void add_replay_command(CLI::App& app, ReplayOptions& options);
+int run_replay(const ReplayOptions& options);
+
+struct ReportOptions {
+  CommonOptions common;
+  std::string report = "tolerance";
+  std::vector<std::string> paths;  // case files or folders; or a generated batch:
+  std::string kernel = "causal_conv1d";
+  std::string impl = "tiled";
+  int64_t cases = 0;
+  uint64_t seed = 0;
+  std::vector<std::string> dtypes;
+  std::vector<std::string> set;     // NAME=VALUE applied to every case
+  std::vector<double> rtols{0.0, 1e-2, 1e-1};
+  std::string markdown_out;         // also write the Markdown here
+  std::string json_out;             // also write the JSON here
+};
+void add_report_command(CLI::App& app, ReportOptions& options);
+int run_report(const ReportOptions& options);
+
+struct SweepOptions {
+  CommonOptions common;
+  std::string kernel = "causal_conv1d";
+  std::string impl = "tiled";
+  std::string property = "vs_reference";
+  std::string x, y;                 // NAME=VALUES, e.g. W=2,4,8 and tail=16..384*2
+  std::vector<std::string> set;     // NAME=VALUE for the base case
+  std::string metric = "verdict";
+  uint64_t seed = 0;
+  std::string markdown_out, svg_out;
+};
+void add_sweep_command(CLI::App& app, SweepOptions& options);
+int run_sweep(const SweepOptions& options);
 
 }  // namespace kprop

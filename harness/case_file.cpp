@@ -1,0 +1,232 @@
+#include "harness/case_file.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "harness/errors.h"
+
+namespace kprop {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Strict field access: every error names where it happened.
+class Fields {
+ public:
+  Fields(const json& j, std::string where) : j_(j), where_(std::move(where)) {
+    if (!j_.is_object()) fail("", "must be an object");
+  }
+
+  [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
+    throw CaseError(fmt::format("{}{}{}: {}", where_, field.empty() ? "" : ".", field, problem));
+  }
+
+  // Rejects fields that are not in `known` (a typo must not silently change a test).
+  void only(const std::set<std::string>& known) const {
+    for (const auto& [key, value] : j_.items())
+      if (!known.count(key)) fail(key, "unknown field");
+  }
+
+  const json& need(const std::string& field) const {
+    if (!j_.contains(field)) fail(field, "missing");
+    return j_.at(field);
+  }
+
+  std::string text(const std::string& field) const {
+    const json& v = need(field);
+    if (!v.is_string()) fail(field, fmt::format("must be a string, got {}", v.dump()));
+    return v.get<std::string>();
+  }
+
+  int64_t integer(const std::string& field) const {
+    const json& v = need(field);
+    if (!v.is_number_integer()) fail(field, fmt::format("must be an integer, got {}", v.dump()));
+    return v.get<int64_t>();
+  }
+
+  uint64_t unsigned_integer(const std::string& field) const {
+    const json& v = need(field);
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+      fail(field, fmt::format("must be a non-negative integer, got {}", v.dump()));
+    return v.get<uint64_t>();
+  }
+
+  bool boolean(const std::string& field) const {
+    const json& v = need(field);
+    if (!v.is_boolean()) fail(field, fmt::format("must be true or false, got {}", v.dump()));
+    return v.get<bool>();
+  }
+
+  std::vector<int64_t> integers(const std::string& field) const {
+    const json& v = need(field);
+    if (!v.is_array()) fail(field, fmt::format("must be a list of integers, got {}", v.dump()));
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_number_integer())
+        fail(fmt::format("{}[{}]", field, i), fmt::format("must be an integer, got {}", v[i].dump()));
+      out.push_back(v[i].get<int64_t>());
+    }
+    return out;
+  }
+
+  template <typename T>
+  T choice(const std::string& field, std::optional<T> (*parse)(const std::string&)) const {
+    const std::string s = text(field);
+    const auto v = parse(s);
+    if (!v) fail(field, fmt::format("unknown value '{}'", s));
+    return *v;
+  }
+
+  const std::string& where() const { return where_; }
+
+ private:
+  const json& j_;
+  std::string where_;
+};
+
+}  // namespace
+
+json case_to_json(const Case& c) {
+  return json{{"kernel", c.kernel},
+              {"impl", c.impl},
+              {"property", c.property},
+              {"layout", to_string(c.layout)},
+              {"lengths", c.lengths},
+              {"D", c.D},
+              {"W", c.W},
+              {"num_cores", c.num_cores},
+              {"dtype", to_string(c.dtype)},
+              {"activation", to_string(c.activation)},
+              {"bias", c.has_bias},
+              {"initial_state", c.has_initial_state},
+              {"final_state_grad", c.has_final_state_grad},
+              {"splits", c.splits},
+              {"seed", c.seed},
+              {"distribution", to_string(c.distribution)}};
+}
+
+Case case_from_json(const json& j, const std::string& where) {
+  const Fields f(j, where);
+  f.only({"kernel", "impl", "property", "layout", "lengths", "D", "W", "num_cores", "dtype",
+          "activation", "bias", "initial_state", "final_state_grad", "splits", "seed",
+          "distribution"});
+  Case c;
+  c.kernel = f.text("kernel");
+  c.impl = f.text("impl");
+  c.property = f.text("property");
+  c.layout = f.choice<Layout>("layout", parse_layout);
+  c.lengths = f.integers("lengths");
+  c.D = f.integer("D");
+  c.W = f.integer("W");
+  c.num_cores = f.integer("num_cores");
+  c.dtype = f.choice<DType>("dtype", parse_dtype);
+  c.activation = f.choice<Activation>("activation", parse_activation);
+  c.has_bias = f.boolean("bias");
+  c.has_initial_state = f.boolean("initial_state");
+  c.has_final_state_grad = f.boolean("final_state_grad");
+  c.splits = f.integers("splits");
+  c.seed = f.unsigned_integer("seed");
+  c.distribution = f.choice<Distribution>("distribution", parse_distribution);
+  // validate() names fields as "lengths[1]: ..."; prefix them with where they are.
+  const auto problems = validate(c);
+  if (!problems.empty()) throw CaseError(fmt::format("{}.{}", where, problems.front()));
+  return c;
+}
+
+Verdict::Status parse_status(const std::string& s, const std::string& where) {
+  for (auto st : {Verdict::Status::pass, Verdict::Status::fail, Verdict::Status::rejected,
+                  Verdict::Status::skipped})
+    if (s == to_string(st)) return st;
+  throw CaseError(fmt::format("{}: unknown verdict '{}' (pass, fail, rejected or skipped)",
+                              where, s));
+}
+
+json to_json(const CaseFile& f) {
+  json expect = json::object();
+  for (const auto& [impl, status] : f.expect) expect[impl] = to_string(status);
+  json j{{"schema", kCaseSchema},
+         {"case", case_to_json(f.c)},
+         {"expect", expect},
+         {"signature", f.signature},
+         {"inputs_fingerprint", f.inputs_fingerprint},
+         {"provenance", f.provenance}};
+  if (!f.notes.empty()) j["notes"] = f.notes;
+  return j;
+}
+
+CaseFile case_file_from_json(const json& j, const std::string& path) {
+  const Fields f(j, path);
+  f.only({"schema", "case", "expect", "signature", "inputs_fingerprint", "provenance", "notes"});
+  const std::string schema = f.text("schema");
+  if (schema != kCaseSchema)
+    f.fail("schema", fmt::format("'{}' is not {}", schema, kCaseSchema));
+  CaseFile out;
+  out.path = path;
+  out.c = case_from_json(f.need("case"), path + ": case");
+  const json& expect = f.need("expect");
+  if (!expect.is_object() || expect.empty())
+    f.fail("expect", "must map implementations to verdicts, e.g. {\"reference\": \"pass\"}");
+  for (const auto& [impl, status] : expect.items()) {
+    if (!status.is_string()) f.fail("expect." + impl, "must be a string");
+    out.expect[impl] = parse_status(status.get<std::string>(), path + ": expect." + impl);
+  }
+  out.signature = f.text("signature");
+  out.inputs_fingerprint = j.contains("inputs_fingerprint") ? f.text("inputs_fingerprint") : "";
+  if (j.contains("provenance")) {
+    if (!j.at("provenance").is_object()) f.fail("provenance", "must be an object");
+    out.provenance = j.at("provenance");
+  }
+  if (j.contains("notes")) out.notes = f.text("notes");
+  return out;
+}
+
+CaseFile read_case_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw CaseError(fmt::format("{}: cannot be read", path));
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw CaseError(fmt::format("{}: not valid JSON: {}", path, e.what()));
+  }
+  return case_file_from_json(j, path);
+}
+
+void write_case_file(const std::string& path, const CaseFile& f) {
+  const fs::path target(path);
+  std::error_code made;
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), made);
+  if (made) throw CaseError(fmt::format("{}: cannot create its folder: {}", path, made.message()));
+  const fs::path temp = target.string() + fmt::format(".tmp.{}", getpid());
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    out << to_json(f).dump(2) << "\n";
+    out.flush();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(temp, ignored);
+      throw CaseError(fmt::format("{}: cannot be written", path));
+    }
+  }
+  // Flush the data to disk before the rename makes it visible.
+  if (FILE* fp = std::fopen(temp.c_str(), "r")) {
+    fsync(fileno(fp));
+    std::fclose(fp);
+  }
+  std::error_code error;
+  fs::rename(temp, target, error);
+  if (error) {
+    fs::remove(temp, error);
+    throw CaseError(fmt::format("{}: cannot be replaced: {}", path, error.message()));
+  }
+}
+
+}  // namespace kprop

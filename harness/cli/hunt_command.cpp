@@ -1,0 +1,97 @@
+// kprop hunt KERNEL: look for each known defect of the kernel's historical states, shrink
+// it to a minimal case and keep it in the corpus under the defect's name. Other failures
+// met on the way are shrunk and set aside; the exit code is 1 if a known defect was not
+// found (a regression of kprop's search), else 0.
+#include <fmt/format.h>
+
+#include "harness/cli/commands.h"
+#include "harness/cli/style.h"
+#include "harness/corpus.h"
+#include "harness/errors.h"
+#include "harness/report.h"
+#include "kernels/causal_conv1d/known_defects.h"
+
+namespace kprop {
+
+void add_hunt_command(CLI::App& app, HuntOptions& o) {
+  auto* cmd = app.add_subcommand("hunt", "find, shrink and keep each known defect");
+  cmd->add_option("kernel", o.kernel, "kernel")->required();
+  cmd->add_option("--defect", o.defects, "defect name; repeatable (default: all)");
+  cmd->add_option("--seed", o.seed, "seed of the case stream (default: 0)");
+  cmd->add_option("--cases", o.cases, "cases per hunt (default: 5000)");
+  cmd->add_option("--corpus", o.corpus, "corpus folder (default: corpus)");
+  add_common_options(cmd, o.common);
+}
+
+namespace {
+
+std::string slug(const std::string& s) {
+  std::string out;
+  for (char ch : s) out += isalnum(static_cast<unsigned char>(ch)) ? ch : '-';
+  return out;
+}
+
+}  // namespace
+
+int run_hunt(const HuntOptions& o) {
+  load_libraries(o.common);
+  if (o.kernel != "causal_conv1d")
+    throw UsageError(fmt::format("no known defects are recorded for kernel '{}'", o.kernel));
+  const auto& defects = causal_conv1d::known_defects();
+  for (const auto& name : o.defects)
+    if (std::none_of(defects.begin(), defects.end(),
+                     [&](const auto& d) { return d.name == name; }))
+      throw UsageError(fmt::format("unknown defect '{}'", name));
+
+  nlohmann::json out = nlohmann::json::array();
+  bool all_found = true;
+  for (const auto& d : defects) {
+    if (!o.defects.empty() &&
+        std::find(o.defects.begin(), o.defects.end(), d.name) == o.defects.end())
+      continue;
+    for (const auto& impl : d.impls) {
+      SearchOptions s;
+      s.kernel = o.kernel;
+      s.impl = impl;
+      s.properties = {d.property};
+      s.max_segments = d.max_segments;
+      s.cases = o.cases;
+      s.seed = o.seed;
+      const HuntResult h = hunt(s, d.shows);
+      nlohmann::json row{{"defect", d.name}, {"impl", impl}, {"found", bool(h.match)},
+                         {"cases", h.cases}, {"seconds", h.seconds}};
+      if (!h.match) {
+        all_found = false;
+        if (!o.common.json)
+          fmt::print("{} {} on {}: not found in {} cases\n", red("MISSED"), d.name, impl, o.cases);
+        out.push_back(row);
+        continue;
+      }
+      const Failure& f = *h.match;
+      nlohmann::json provenance{
+          {"found_by", fmt::format("kprop hunt {} --defect '{}' --seed {} --cases {}", o.kernel,
+                                   d.name, o.seed, o.cases)},
+          {"defect", d.name},
+          {"reported_upstream", d.reported_upstream},
+          {"search_seed", o.seed},
+          {"case_number", f.case_number},
+          {"shrink_steps", f.shrunk ? f.shrunk->steps : 0},
+          {"found_case", case_to_json(f.found)}};
+      const Kept kept = keep(o.corpus, describe_failure(f, provenance, d.summary),
+                             slug(d.name) + "--" + slug(impl) + ".json");
+      row["minimal"] = case_to_json(f.minimal());
+      row["signature"] = f.verdict().signature();
+      row["corpus"] = {{"path", kept.path}, {"written", kept.written}};
+      out.push_back(row);
+      if (!o.common.json)
+        fmt::print("{} {} on {} after {} cases ({:.2f} s): {}\n  {}\n  {} {}\n", green("FOUND"),
+                   d.name, impl, h.cases, h.seconds, f.verdict().signature(),
+                   summary(f.minimal()), kept.written ? "kept:" : "already in the corpus:",
+                   kept.path);
+    }
+  }
+  if (o.common.json) fmt::print("{}\n", out.dump(2));
+  return all_found ? 0 : 1;
+}
+
+}  // namespace kprop

@@ -1,0 +1,91 @@
+// kprop replay FILE|DIR: rebuild each case bit for bit from its seed and check that every
+// implementation still does what the file records (ctest runs this for every corpus file).
+// With --impl NAME only that implementation runs, judged like check: 0 pass, 1 fail.
+#include <fmt/format.h>
+
+#include "harness/cli/commands.h"
+#include "harness/cli/style.h"
+#include "harness/corpus.h"
+#include "harness/errors.h"
+#include "harness/replay.h"
+#include "harness/report.h"
+
+namespace kprop {
+
+void add_replay_command(CLI::App& app, ReplayOptions& o) {
+  auto* cmd = app.add_subcommand("replay", "replay case files and check their recorded verdicts");
+  cmd->add_option("paths", o.paths, "case files or folders")->required();
+  cmd->add_option("--impl", o.impl, "run only this implementation (exit 1 if it fails)");
+  add_common_options(cmd, o.common);
+}
+
+namespace {
+
+void print_replay(const ReplayResult& r) {
+  fmt::print("{} {}\n", bold(r.file.path), r.as_recorded() ? green("as recorded") : red("CHANGED"));
+  fmt::print("  {}\n", summary(r.file.c));
+  if (!r.fingerprint_matches)
+    fmt::print("  {} inputs rebuilt from the seed differ: {} (recorded {})\n", red("!"),
+               r.fingerprint, r.file.inputs_fingerprint);
+  for (const auto& run : r.runs) {
+    const std::string got = to_string(run.verdict.status);
+    const std::string want = run.expected ? to_string(*run.expected) : "-";
+    fmt::print("  {:<16} {:<9} expected {:<9} {}\n", run.impl, got, want,
+               run.as_expected() ? green("ok") : red("MISMATCH"));
+  }
+  if (!r.signature_matches)
+    fmt::print("  {} signature changed; recorded: {}\n", red("!"), r.file.signature);
+  // The error table of the case's own implementation (or the only one run).
+  for (const auto& run : r.runs)
+    if (run.impl == r.file.c.impl || r.runs.size() == 1) {
+      fmt::print("  {}: {}\n", run.impl, run.verdict.failed() ? run.verdict.signature()
+                                                             : run.verdict.message);
+      if (!run.verdict.tensors.empty()) fmt::print("{}", format_error_table(run.verdict));
+      break;
+    }
+}
+
+nlohmann::json replay_json(const ReplayResult& r) {
+  nlohmann::json runs = nlohmann::json::array();
+  for (const auto& run : r.runs)
+    runs.push_back({{"impl", run.impl},
+                    {"expected", run.expected ? to_string(*run.expected) : ""},
+                    {"as_expected", run.as_expected()},
+                    {"verdict", verdict_to_json(run.verdict)}});
+  return {{"path", r.file.path},
+          {"case", case_to_json(r.file.c)},
+          {"as_recorded", r.as_recorded()},
+          {"fingerprint", r.fingerprint},
+          {"fingerprint_matches", r.fingerprint_matches},
+          {"signature_matches", r.signature_matches},
+          {"runs", runs}};
+}
+
+}  // namespace
+
+int run_replay(const ReplayOptions& o) {
+  load_libraries(o.common);
+  nlohmann::json all = nlohmann::json::array();
+  bool bad_file = false, changed = false;
+  for (const auto& path : case_files_under(o.paths)) {
+    CaseFile f;
+    try {
+      f = read_case_file(path);
+    } catch (const CaseError& e) {
+      fmt::print(stderr, "kprop: {}\n", e.what());
+      bad_file = true;
+      continue;
+    }
+    const ReplayResult r = replay(f, o.impl);
+    const bool ok = o.impl.empty() ? r.as_recorded() : !r.runs[0].verdict.failed();
+    changed |= !ok;
+    if (o.common.json)
+      all.push_back(replay_json(r));
+    else
+      print_replay(r);
+  }
+  if (o.common.json) fmt::print("{}\n", all.dump(2));
+  return bad_file ? 2 : changed ? 1 : 0;
+}
+
+}  // namespace kprop

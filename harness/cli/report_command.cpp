@@ -1,0 +1,171 @@
+// kprop report tolerance: the smallest atol per tensor, and whether it is rounding or a
+// bug, for case files or a generated batch.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "generators/case_params.h"
+#include "harness/case_file.h"
+#include "harness/cli/commands.h"
+#include "harness/cli/progress.h"
+#include "harness/errors.h"
+#include "harness/implementations.h"
+#include "harness/kernel_info.h"
+#include "harness/property.h"
+#include "harness/reports/tolerance_report.h"
+
+namespace kprop {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The case files named by `paths`: files as given, folders searched for *.json, sorted
+// so that a report is the same on every machine.
+std::vector<std::string> case_file_paths(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const auto& path : paths) {
+    if (fs::is_regular_file(path)) {
+      files.push_back(path);
+    } else if (fs::is_directory(path)) {
+      std::vector<std::string> found;
+      for (const auto& entry : fs::recursive_directory_iterator(path))
+        if (entry.is_regular_file() && entry.path().extension() == ".json")
+          found.push_back(entry.path().string());
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      throw UsageError(fmt::format("no such case file or folder: {}", path));
+    }
+  }
+  return files;
+}
+
+// Applies every --set NAME=VALUE to `c`.
+void apply_settings(Case& c, const std::vector<std::string>& settings) {
+  for (const auto& s : settings) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError(fmt::format("--set '{}': expected NAME=VALUE", s));
+    set_param(c, s.substr(0, eq), s.substr(eq + 1));
+  }
+}
+
+std::vector<LabelledCase> cases_from_files(const ReportOptions& o) {
+  std::vector<LabelledCase> cases;
+  for (const auto& path : case_file_paths(o.paths)) {
+    Case c = read_case_file(path).c;
+    if (!o.impl.empty()) c.impl = o.impl;
+    cases.push_back({path, c});
+  }
+  if (cases.empty()) throw UsageError("no case files (*.json) under the given paths");
+  return cases;
+}
+
+std::vector<LabelledCase> generated_cases(const ReportOptions& o) {
+  const KernelInfo& kernel = find_kernel(o.kernel);
+  CaseSpace space;
+  space.impl = o.impl.empty() ? "tiled" : o.impl;
+  space.property = "vs_reference";
+  // As check draws vs_reference cases, so that case i is check's case i.
+  space.dtypes = find_property(space.property).dtypes();
+  if (!o.dtypes.empty()) {
+    space.dtypes.clear();
+    for (const auto& name : o.dtypes) {
+      const auto d = parse_dtype(name);
+      if (!d) throw UsageError(fmt::format("unknown dtype '{}'", name));
+      const auto supported = kernel.dtypes();
+      if (std::find(supported.begin(), supported.end(), *d) == supported.end())
+        throw UsageError(fmt::format("{} does not support dtype {}", o.kernel, name));
+      space.dtypes.push_back(*d);
+    }
+  }
+  return draw_cases(o.kernel, space, o.cases, o.seed);
+}
+
+// Measures every case with a progress line on stderr (a batch can take a while).
+std::vector<CaseTolerance> measure_all(const std::vector<LabelledCase>& cases,
+                                       const std::vector<double>& rtols) {
+  std::vector<CaseTolerance> measured;
+  ProgressLine progress(static_cast<int64_t>(cases.size()));
+  Tally tally;
+  for (const auto& c : cases) {
+    measured.push_back(measure_tolerance(c.c, rtols, c.label));
+    const auto& m = measured.back();
+    ++tally.cases;
+    ++(m.rejected ? tally.rejected : m.within_bounds() ? tally.passed : tally.failed);
+    progress.update(tally, "measure");
+  }
+  progress.finish();
+  return measured;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw UsageError(fmt::format("cannot write {}", path));
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, ReportOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "report", "measure errors per tensor against the float64 reference (tolerance tables)");
+  cmd->add_option("report", o.report, "which report: tolerance")
+      ->required()
+      ->check(CLI::IsMember({"tolerance"}));
+  cmd->add_option("paths", o.paths, "case files, or folders searched for *.json");
+  cmd->add_option("--kernel", o.kernel, "kernel of a generated batch (default: causal_conv1d)");
+  // Empty means "each case file's own implementation", which a default value in the
+  // header cannot say; a generated batch then uses tiled.
+  o.impl.clear();
+  cmd->add_option("--impl", o.impl,
+                  "implementation (default: each case file's own; tiled for --cases)");
+  cmd->add_option("--cases", o.cases, "generate this many cases instead of reading files")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--seed", o.seed, "seed of the generated cases (default: 0)");
+  cmd->add_option("--dtype", o.dtypes,
+                  "dtype to draw; repeatable (default: every dtype vs_reference checks)");
+  cmd->add_option("--set", o.set, "NAME=VALUE applied to every case; repeatable");
+  cmd->add_option("--rtol", o.rtols, "rtol of an atol column; repeatable (default: 0 1e-2 1e-1)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--markdown", o.markdown_out, "also write the Markdown to this file");
+  cmd->add_option("--json-out", o.json_out, "also write the JSON to this file");
+  add_common_options(cmd, o.common);
+}
+
+int run_report(const ReportOptions& o) {
+  load_libraries(o.common);
+  if (o.report != "tolerance") throw UsageError(fmt::format("unknown report '{}'", o.report));
+  const bool generated = o.cases > 0;
+  if (generated == !o.paths.empty())
+    throw UsageError("give case files or folders, or --cases N, not both");
+  if (!generated && (!o.dtypes.empty() || o.seed != 0))
+    throw UsageError("--dtype and --seed draw a generated batch: they need --cases");
+  for (double rtol : o.rtols)
+    if (!(rtol >= 0) || !std::isfinite(rtol))
+      throw UsageError(fmt::format("--rtol {}: expected a finite number >= 0", rtol));
+
+  auto cases = generated ? generated_cases(o) : cases_from_files(o);
+  for (auto& c : cases) {
+    try {
+      apply_settings(c.c, o.set);
+    } catch (const CaseError& e) {
+      throw CaseError(fmt::format("{}: {}", c.label, e.what()));
+    }
+  }
+  const auto reports = tolerance_reports(measure_all(cases, o.rtols), o.rtols);
+
+  const std::string markdown = tolerance_markdown(reports);
+  const std::string json = tolerance_json(reports).dump(2) + "\n";
+  if (!o.markdown_out.empty()) write_file(o.markdown_out, markdown);
+  if (!o.json_out.empty()) write_file(o.json_out, json);
+  std::cout << (o.common.json ? json : markdown);
+  return within_bounds(reports) ? 0 : 1;
+}
+
+}  // namespace kprop

@@ -1,0 +1,101 @@
+// kprop sweep KERNEL: one metric over a grid of two case parameters, as a Markdown table
+// (or JSON) on stdout and, on request, as Markdown and SVG heatmap files.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "harness/cli/commands.h"
+#include "harness/cli/progress.h"
+#include "harness/errors.h"
+#include "harness/reports/svg_heatmap.h"
+#include "harness/reports/sweep.h"
+
+namespace kprop {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Through a temporary file in the same folder and a rename, as write_case_file does:
+// a reader (a browser reloading the SVG) sees the old file or the new one, never a part.
+void write_text_atomically(const std::string& path, const std::string& text) {
+  const fs::path target(path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  const fs::path temp = target.string() + fmt::format(".tmp.{}", getpid());
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(temp, ignored);
+      throw UsageError(fmt::format("{}: cannot be written", path));
+    }
+  }
+  std::error_code error;
+  fs::rename(temp, target, error);
+  if (error) {
+    fs::remove(temp, error);
+    throw UsageError(fmt::format("{}: cannot be written", path));
+  }
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app, SweepOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "sweep", "one metric over a grid of two case parameters, as a table and a heatmap");
+  cmd->add_option("kernel", o.kernel, "kernel (default: causal_conv1d)");
+  cmd->add_option("--impl", o.impl, "implementation (default: tiled)");
+  cmd->add_option("--property", o.property, "property (default: vs_reference)");
+  cmd->add_option("--x", o.x, "columns: NAME=VALUES, e.g. W=2,4,8 (lists, a..b, a..b:s, a..b*f)")
+      ->required();
+  cmd->add_option("--y", o.y, "rows: NAME=VALUES, e.g. length=16..384*2")->required();
+  cmd->add_option("--set", o.set, "NAME=VALUE for every cell, e.g. num_cores=48; repeatable");
+  cmd->add_option("--metric", o.metric,
+                  "verdict (default), error_over_bound:T, ratio:T or chunked_ratio:T, "
+                  "T a tensor such as dh0");
+  cmd->add_option("--seed", o.seed, "data seed of every cell (default: 0)");
+  cmd->add_option("--markdown", o.markdown_out, "also write the Markdown table to this file");
+  cmd->add_option("--svg", o.svg_out, "also write an SVG heatmap to this file");
+  add_common_options(cmd, o.common);
+}
+
+int run_sweep(const SweepOptions& o) {
+  load_libraries(o.common);
+  SweepSpec spec;
+  spec.kernel = o.kernel;
+  spec.impl = o.impl;
+  spec.property = o.property;
+  spec.x = parse_axis(o.x);
+  spec.y = parse_axis(o.y);
+  spec.set = o.set;
+  spec.metric = parse_metric(o.metric);
+  spec.seed = o.seed;
+
+  // Each cell is one case: the progress line counts cells as cases.
+  ProgressLine progress(static_cast<int64_t>(spec.x.values.size() * spec.y.values.size()));
+  Tally tally;
+  const SweepResult result =
+      run_sweep_grid(spec, [&](size_t done, size_t, const SweepCell& cell) {
+        tally.cases = static_cast<int64_t>(done);
+        tally.failed += cell.kind == SweepCell::Kind::fail;
+        tally.rejected += cell.kind == SweepCell::Kind::rejected;
+        progress.update(tally, "sweep");
+      });
+  progress.finish();
+
+  const std::string markdown = to_markdown(result);
+  if (o.common.json)
+    fmt::print("{}\n", to_json(result).dump(2));
+  else
+    fmt::print("{}", markdown);
+  if (!o.markdown_out.empty()) write_text_atomically(o.markdown_out, markdown);
+  if (!o.svg_out.empty()) write_text_atomically(o.svg_out, render_svg(to_heatmap(result)));
+  return 0;
+}
+
+}  // namespace kprop

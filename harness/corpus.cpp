@@ -1,0 +1,84 @@
+#include "harness/corpus.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "harness/errors.h"
+#include "harness/fingerprint.h"
+#include "harness/implementations.h"
+#include "harness/kernel_info.h"
+#include "harness/property.h"
+
+namespace kprop {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> case_files_under(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const auto& p : paths) {
+    if (fs::is_directory(p)) {
+      for (const auto& e : fs::recursive_directory_iterator(p))
+        if (e.is_regular_file() && e.path().extension() == ".json")
+          files.push_back(e.path().string());
+    } else if (fs::is_regular_file(p)) {
+      files.push_back(p);
+    } else {
+      throw CaseError(fmt::format("{}: no such file or folder", p));
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::optional<std::string> find_signature(const std::string& dir, const std::string& signature) {
+  if (!fs::is_directory(dir)) return std::nullopt;
+  for (const auto& path : case_files_under({dir})) {
+    try {
+      if (read_case_file(path).signature == signature) return path;
+    } catch (const CaseError&) {
+      // A broken file holds no signature; `kprop replay` names its fault.
+    }
+  }
+  return std::nullopt;
+}
+
+CaseFile describe_failure(const Failure& f, nlohmann::json provenance, std::string notes) {
+  CaseFile out;
+  out.c = f.minimal();
+  out.signature = f.verdict().signature();
+  out.inputs_fingerprint = inputs_fingerprint(find_kernel(out.c.kernel).materialize(out.c));
+  out.provenance = std::move(provenance);
+  out.notes = std::move(notes);
+  std::vector<std::string> impls;
+  for (const auto& impl : builtin_implementations(out.c.kernel)) impls.push_back(impl.name);
+  if (std::find(impls.begin(), impls.end(), out.c.impl) == impls.end())
+    impls.push_back(out.c.impl);
+  for (const auto& impl : impls) {
+    Case other = out.c;
+    other.impl = impl;
+    out.expect[impl] = evaluate(other).status;
+  }
+  return out;
+}
+
+std::string corpus_file_name(const CaseFile& f) {
+  std::string tensor = f.signature.substr(f.signature.rfind('/') + 1);
+  tensor = tensor.substr(0, tensor.find_first_of(" ,;["));
+  std::string name = fmt::format("{}-{}-{}", f.c.impl, f.c.property, tensor);
+  for (auto& ch : name)
+    if (!isalnum(static_cast<unsigned char>(ch)) && ch != '-') ch = '_';
+  return fmt::format("{}-{:08x}.json", name,
+                     static_cast<uint32_t>(std::hash<std::string>{}(f.signature)));
+}
+
+Kept keep(const std::string& dir, const CaseFile& f, const std::string& name) {
+  if (auto existing = find_signature(dir, f.signature)) return {*existing, false};
+  const std::string path =
+      (fs::path(dir) / f.c.kernel / (name.empty() ? corpus_file_name(f) : name)).string();
+  write_case_file(path, f);
+  return {path, true};
+}
+
+}  // namespace kprop

@@ -1,0 +1,39 @@
+// The corpus: every minimized failure kept as a case file under <dir>/<kernel>/, with
+// what each implementation does on it, so that ctest replays it forever.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/case_file.h"
+#include "harness/runner.h"
+
+namespace kprop {
+
+// Case files named by `paths` (files, or folders searched recursively for *.json),
+// sorted. A path that does not exist is a CaseError.
+std::vector<std::string> case_files_under(const std::vector<std::string>& paths);
+
+// The case file under `dir` that already holds `signature`, if any. Unreadable files are
+// skipped here (replay reports them).
+std::optional<std::string> find_signature(const std::string& dir, const std::string& signature);
+
+// The case file for a minimal failure: its case, signature and fingerprint, and the
+// verdict of every built-in implementation (and of the failing one) as expectations.
+CaseFile describe_failure(const Failure& f, nlohmann::json provenance, std::string notes = "");
+
+// A short, readable file name: <impl>-<property>-<first failing tensor>-<hash>.json.
+std::string corpus_file_name(const CaseFile& f);
+
+struct Kept {
+  std::string path;  // the file written, or the one that already had the signature
+  bool written = false;
+};
+// Writes `f` under <dir>/<kernel>/ unless its signature is already in the corpus; `name`
+// replaces the generated file name.
+Kept keep(const std::string& dir, const CaseFile& f, const std::string& name = "");
+
+}  // namespace kprop
