@@ -1,19 +1,16 @@
 #include "harness/case_file.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "harness/atomic_file.h"
 #include "harness/errors.h"
 
 namespace kprop {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
@@ -201,31 +198,10 @@ CaseFile read_case_file(const std::string& path) {
 }
 
 void write_case_file(const std::string& path, const CaseFile& f) {
-  const fs::path target(path);
-  std::error_code made;
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), made);
-  if (made) throw CaseError(fmt::format("{}: cannot create its folder: {}", path, made.message()));
-  const fs::path temp = target.string() + fmt::format(".tmp.{}", getpid());
-  {
-    std::ofstream out(temp, std::ios::trunc);
-    out << to_json(f).dump(2) << "\n";
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(temp, ignored);
-      throw CaseError(fmt::format("{}: cannot be written", path));
-    }
-  }
-  // Flush the data to disk before the rename makes it visible.
-  if (FILE* fp = std::fopen(temp.c_str(), "r")) {
-    fsync(fileno(fp));
-    std::fclose(fp);
-  }
-  std::error_code error;
-  fs::rename(temp, target, error);
-  if (error) {
-    fs::remove(temp, error);
-    throw CaseError(fmt::format("{}: cannot be replaced: {}", path, error.message()));
+  try {
+    write_file_atomically(path, to_json(f).dump(2) + "\n");
+  } catch (const FileError& e) {
+    throw CaseError(e.what());
   }
 }
 

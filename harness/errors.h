@@ -1,4 +1,4 @@
-// The two kinds of error a user can cause, each with its own exit code (2).
+// The kinds of error a user can cause; each ends a command with exit code 2.
 #pragma once
 
 #include <stdexcept>
@@ -14,6 +14,11 @@ struct UsageError : std::runtime_error {
 // A case that cannot be run: a malformed file, a wrong type, an impossible parameter.
 // The message names the file (if any) and the field.
 struct CaseError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A file that cannot be written (a missing permission, a folder in the way).
+struct FileError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 

@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
   } catch (const kprop::CaseError& e) {
     fmt::print(stderr, "kprop: {}\n", e.what());
     return 2;
+  } catch (const kprop::FileError& e) {
+    fmt::print(stderr, "kprop: {}\n", e.what());
+    return 2;
   }
   return 2;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -128,11 +129,15 @@ void add_report_command(CLI::App& app, ReportOptions& o) {
   cmd->add_option("--cases", o.cases, "generate this many cases instead of reading files")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--seed", o.seed, "seed of the generated cases (default: 0)");
+  // Repeatable options take one value each, so that `--dtype bfloat16 corpus` leaves
+  // `corpus` to the paths.
   cmd->add_option("--dtype", o.dtypes,
-                  "dtype to draw; repeatable (default: every dtype vs_reference checks)");
-  cmd->add_option("--set", o.set, "NAME=VALUE applied to every case; repeatable");
+                  "dtype to draw; repeatable (default: every dtype vs_reference checks)")
+      ->allow_extra_args(false);
+  cmd->add_option("--set", o.set, "NAME=VALUE applied to every case; repeatable")
+      ->allow_extra_args(false);
   cmd->add_option("--rtol", o.rtols, "rtol of an atol column; repeatable (default: 0 1e-2 1e-1)")
-      ->check(CLI::NonNegativeNumber);
+      ->allow_extra_args(false);
   cmd->add_option("--markdown", o.markdown_out, "also write the Markdown to this file");
   cmd->add_option("--json-out", o.json_out, "also write the JSON to this file");
   add_common_options(cmd, o.common);
@@ -142,8 +147,10 @@ int run_report(const ReportOptions& o) {
   load_libraries(o.common);
   if (o.report != "tolerance") throw UsageError(fmt::format("unknown report '{}'", o.report));
   const bool generated = o.cases > 0;
-  if (generated == !o.paths.empty())
+  if (generated && !o.paths.empty())
     throw UsageError("give case files or folders, or --cases N, not both");
+  if (!generated && o.paths.empty())
+    throw UsageError("nothing to report on: give case files or folders, or --cases N");
   if (!generated && (!o.dtypes.empty() || o.seed != 0))
     throw UsageError("--dtype and --seed draw a generated batch: they need --cases");
   for (double rtol : o.rtols)

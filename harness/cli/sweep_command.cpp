@@ -1,12 +1,8 @@
 // kprop sweep KERNEL: one metric over a grid of two case parameters, as a Markdown table
 // (or JSON) on stdout and, on request, as Markdown and SVG heatmap files.
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-
+#include "harness/atomic_file.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/progress.h"
 #include "harness/errors.h"
@@ -14,36 +10,6 @@
 #include "harness/reports/sweep.h"
 
 namespace kprop {
-
-namespace {
-
-namespace fs = std::filesystem;
-
-// Through a temporary file in the same folder and a rename, as write_case_file does:
-// a reader (a browser reloading the SVG) sees the old file or the new one, never a part.
-void write_text_atomically(const std::string& path, const std::string& text) {
-  const fs::path target(path);
-  if (target.has_parent_path()) fs::create_directories(target.parent_path());
-  const fs::path temp = target.string() + fmt::format(".tmp.{}", getpid());
-  {
-    std::ofstream out(temp, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(temp, ignored);
-      throw UsageError(fmt::format("{}: cannot be written", path));
-    }
-  }
-  std::error_code error;
-  fs::rename(temp, target, error);
-  if (error) {
-    fs::remove(temp, error);
-    throw UsageError(fmt::format("{}: cannot be written", path));
-  }
-}
-
-}  // namespace
 
 void add_sweep_command(CLI::App& app, SweepOptions& o) {
   auto* cmd = app.add_subcommand(
@@ -93,8 +59,8 @@ int run_sweep(const SweepOptions& o) {
     fmt::print("{}\n", to_json(result).dump(2));
   else
     fmt::print("{}", markdown);
-  if (!o.markdown_out.empty()) write_text_atomically(o.markdown_out, markdown);
-  if (!o.svg_out.empty()) write_text_atomically(o.svg_out, render_svg(to_heatmap(result)));
+  if (!o.markdown_out.empty()) write_file_atomically(o.markdown_out, markdown);
+  if (!o.svg_out.empty()) write_file_atomically(o.svg_out, render_svg(to_heatmap(result)));
   return 0;
 }
 

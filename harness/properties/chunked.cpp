@@ -2,7 +2,7 @@
 // part's initial state, must equal the whole call — outputs and gradients. The loss
 // touches only the later part, so every gradient of the earlier part flows through the
 // handed-on state: a wrong dh0 cannot hide.
-#include "harness/properties/calls.h"
+#include "harness/properties/chunked_run.h"
 #include "harness/properties/registry.h"
 
 namespace kprop {
@@ -22,34 +22,21 @@ class Chunked final : public Property {
     Verdict v = open_verdict(kernel, c);
     Calls calls(kernel, impl, v);
     const Problem whole = kernel.materialize(c);
-    auto chunked = kernel.split(whole);
-    if (!chunked) {
+    const auto run = run_chunked(kernel, calls, whole);
+    if (!run) {
       v.status = Verdict::Status::skipped;
       v.message = "no sequence continues past its split point";
       return v;
     }
-    const auto whole_out = calls.forward(whole);
-    const auto cot = kernel.later_part_only(*chunked, random_cotangents(kernel, whole, whole_out));
-    const auto whole_grads = calls.backward(whole, cot);
-
-    const auto first_out = calls.forward(chunked->first);
-    kernel.hand_on(*chunked, first_out);
-    const auto second_out = calls.forward(chunked->second);
-    const auto second_grads =
-        calls.backward(chunked->second, kernel.second_cotangents(*chunked, cot));
-    const auto first_grads = calls.backward(
-        chunked->first, kernel.first_cotangents(*chunked, cot, second_grads));
-
-    const auto joined = merged(kernel.join_outputs(*chunked, first_out, second_out),
-                               kernel.join_grads(*chunked, first_grads, second_grads));
     // Each side is within its derived bound of the exact result; the joined side sums
     // partial results that were rounded to the output dtype first.
+    const auto& cot = run->cotangents;
     const auto reference =
         merged(calls.reference_forward(whole), calls.reference_backward(whole, cot));
-    const auto allowed = added(kernel.error_bounds(whole, cot, reference),
-                               kernel.error_bounds(whole, cot, reference, /*joined_partials=*/1));
-    v.tensors = compare(kernel, whole, joined, merged(whole_out, whole_grads), allowed,
-                        "chunked");
+    const auto allowed =
+        added(kernel.error_bounds(whole, cot, reference),
+              kernel.error_bounds(whole, cot, reference, /*joined_partials=*/1));
+    v.tensors = compare(kernel, whole, run->joined, run->whole, allowed, "chunked");
     conclude(v);
     return v;
   }

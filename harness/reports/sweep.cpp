@@ -12,7 +12,7 @@
 #include "harness/errors.h"
 #include "harness/implementations.h"
 #include "harness/kernel_info.h"
-#include "harness/properties/calls.h"
+#include "harness/properties/chunked_run.h"
 #include "harness/property.h"
 
 namespace kprop {
@@ -188,32 +188,17 @@ SweepCell reference_ratio(const KernelInfo& kernel, const Implementation& impl, 
   return norm_ratio(actual, expected, tensor);
 }
 
-// The chunked run against the whole run, both with the implementation: the same calls,
-// in the same order, as the `chunked` property (harness/properties/chunked.cpp).
+// The chunked run against the whole run, both with the implementation, exactly as the
+// `chunked` property runs them.
 SweepCell chunked_ratio(const KernelInfo& kernel, const Implementation& impl, const Case& c,
                         const std::string& tensor) {
   Verdict scratch = open_verdict(kernel, c);
   Calls calls(kernel, impl, scratch);
-  const Problem whole = kernel.materialize(c);
-  auto chunked = kernel.split(whole);
-  if (!chunked)
+  const auto run = run_chunked(kernel, calls, kernel.materialize(c));
+  if (!run)
     return status_cell(SweepCell::Kind::not_applicable,
                        "no sequence continues past its split point");
-  const auto whole_out = calls.forward(whole);
-  const auto cot = kernel.later_part_only(*chunked, random_cotangents(kernel, whole, whole_out));
-  const auto whole_grads = calls.backward(whole, cot);
-
-  const auto first_out = calls.forward(chunked->first);
-  kernel.hand_on(*chunked, first_out);
-  const auto second_out = calls.forward(chunked->second);
-  const auto second_grads =
-      calls.backward(chunked->second, kernel.second_cotangents(*chunked, cot));
-  const auto first_grads =
-      calls.backward(chunked->first, kernel.first_cotangents(*chunked, cot, second_grads));
-
-  const auto joined = merged(kernel.join_outputs(*chunked, first_out, second_out),
-                             kernel.join_grads(*chunked, first_grads, second_grads));
-  return norm_ratio(joined, merged(whole_out, whole_grads), tensor);
+  return norm_ratio(run->joined, run->whole, tensor);
 }
 
 SweepCell largest_error_over_bound(const Verdict& v, const std::string& tensor) {
@@ -240,6 +225,15 @@ bool varies_lengths(const SweepSpec& spec) {
   return is_axis(spec, "lengths") || is_axis(spec, "length") || is_axis(spec, "tail");
 }
 
+// The base case's lengths with the entries an axis sets replaced by the axis's name.
+std::string lengths_with_axis(const SweepSpec& spec, const Case& base) {
+  std::vector<std::string> entries;
+  for (const int64_t length : base.lengths) entries.push_back(std::to_string(length));
+  if (is_axis(spec, "length")) entries.assign(entries.size(), "length");
+  if (is_axis(spec, "tail")) entries.back() = "tail";
+  return fmt::format("{}", fmt::join(entries, ","));
+}
+
 // Parameters shown as fixed: all but the axes, impl and property (in the title), and the
 // derived length/tail (lengths says it all).
 std::vector<std::pair<std::string, std::string>> fixed_parameters(const SweepSpec& spec,
@@ -249,7 +243,12 @@ std::vector<std::pair<std::string, std::string>> fixed_parameters(const SweepSpe
     if (name == "impl" || name == "property" || name == "length" || name == "tail" ||
         is_axis(spec, name))
       continue;
-    if ((name == "lengths" || name == "splits") && varies_lengths(spec)) continue;
+    if ((name == "lengths" || name == "splits") && varies_lengths(spec)) {
+      // Several sequences: show which lengths the axis varies, e.g. lengths=1,tail.
+      if (name == "lengths" && !is_axis(spec, "lengths") && base.num_sequences() > 1)
+        fixed.emplace_back(name, lengths_with_axis(spec, base));
+      continue;
+    }
     const std::string value = get_param(base, name);
     if (!value.empty()) fixed.emplace_back(name, value);
   }
@@ -283,15 +282,18 @@ std::string metric_explanation(const SweepResult& r) {
   const auto& m = r.spec.metric;
   const std::string impl = is_axis(r.spec, "impl") ? "the implementation" : r.spec.impl;
   switch (m.kind) {
-    case Metric::Kind::verdict: return "the property's verdict";
+    case Metric::Kind::verdict:
+      return "Verdict of the property: pass, fail, rejected (the implementation refused), "
+             "skipped";
     case Metric::Kind::error_over_bound:
-      return fmt::format("largest error/bound of {} (over 1 fails)", m.tensor);
+      return fmt::format("Largest error/bound of {} (over 1 fails)", m.tensor);
     case Metric::Kind::ratio:
-      return fmt::format("|{0}| of {1} / |{0}| of the float64 reference (1 = same size)",
-                         m.tensor, impl);
+      return fmt::format(
+          "norm({0}) of {1} / norm({0}) of the float64 reference (1 = same size)", m.tensor,
+          impl);
     case Metric::Kind::chunked_ratio:
-      return fmt::format("|{0}| chunked / |{0}| whole, both {1}, loss on the later part "
-                         "(1 = same size)",
+      return fmt::format("norm({0}) chunked / norm({0}) whole, both {1}, loss on the later "
+                         "part (1 = same size)",
                          m.tensor, impl);
   }
   return "";
@@ -495,7 +497,7 @@ std::string to_markdown(const SweepResult& r) {
   if (!notes.empty()) md += "\n";
   for (size_t i = 0; i < notes.size(); ++i)
     md += fmt::format("{}. {}\n", i + 1, markdown_escaped(notes[i]));
-  md += fmt::format("\n{} cells in {:.1f} s.\n", s.x.values.size() * s.y.values.size(),
+  md += fmt::format("\n{} cells in {:.2f} s.\n", s.x.values.size() * s.y.values.size(),
                     r.seconds);
   return md;
 }

@@ -56,8 +56,8 @@ void merge_names(std::vector<std::string>& order, const CaseTolerance& c) {
   std::string previous;
   for (const auto& t : c.tensors) {
     if (std::find(order.begin(), order.end(), t.tensor) == order.end()) {
-      auto at = previous.empty() ? order.begin()
-                                 : std::find(order.begin(), order.end(), previous) + 1;
+      auto at =
+          previous.empty() ? order.begin() : std::find(order.begin(), order.end(), previous) + 1;
       order.insert(at, t.tensor);
     }
     previous = t.tensor;
@@ -112,26 +112,31 @@ std::string rtol_text(double rtol) {
   return fmt::format("{}e{}", std::lround(mantissa), exponent);
 }
 
+std::string count_of(int64_t n, const std::string& noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
 std::string where_text(const TensorSummary& s) {
   if (s.error_over_bound == 0) return "exact";
-  std::string where = fmt::format("{}: {}[{}]", s.worst_case, s.tensor, fmt::join(s.worst_index, ", "));
+  std::string where =
+      fmt::format("{}: {}[{}]", s.worst_case, s.tensor, fmt::join(s.worst_index, ", "));
   return s.worst_region.empty() ? where : fmt::format("{} {}", where, s.worst_region);
 }
 
 std::string error_over_bound_text(const TensorSummary& s) {
   if (s.cases_over_bound == 0) return number(s.error_over_bound);
-  return fmt::format("**{}** ({} of {} cases > 1)", number(s.error_over_bound),
-                     s.cases_over_bound, s.cases);
+  return fmt::format("**{}** ({} of {} > 1)", number(s.error_over_bound), s.cases_over_bound,
+                     count_of(s.cases, "case"));
 }
 
 std::string report_markdown(const ToleranceReport& r) {
-  std::string md = fmt::format("## Tolerance of {} / {} in {}\n\n", r.kernel, r.impl,
-                               to_string(r.dtype));
+  std::string md =
+      fmt::format("## Tolerance of {} / {} in {}\n\n", r.kernel, r.impl, to_string(r.dtype));
   const int64_t measured = static_cast<int64_t>(r.cases.size()) - r.rejected();
-  md += fmt::format("{} cases: {} measured, {} rejected by the implementation. {}\n\n",
-                    r.cases.size(), measured, r.rejected(),
-                    r.within_bounds() ? "Every error is within its bound."
-                                      : "Some errors exceed their bound.");
+  md += fmt::format(
+      "{}: {} measured, {} rejected by the implementation. {}\n\n",
+      count_of(static_cast<int64_t>(r.cases.size()), "case"), measured, r.rejected(),
+      r.within_bounds() ? "Every error is within its bound." : "Some errors exceed their bound.");
   if (!r.tensors.empty()) {
     md += "| tensor | max abs | max rel |";
     for (double rtol : r.rtols) md += fmt::format(" atol@rtol={} |", rtol_text(rtol));
@@ -163,8 +168,8 @@ std::string report_markdown(const ToleranceReport& r) {
   if (!by_reason.empty()) {
     md += "\nRejected by the implementation:\n";
     for (const auto& [reason, labels] : by_reason)
-      md += fmt::format("- {} ({}): {}\n", labels.size() == 1 ? "1 case" :
-                        fmt::format("{} cases", labels.size()), fmt::join(labels, ", "), reason);
+      md += fmt::format("- {} ({}): {}\n", count_of(static_cast<int64_t>(labels.size()), "case"),
+                        fmt::join(labels, ", "), reason);
   }
   return md;
 }
@@ -220,16 +225,16 @@ nlohmann::json case_json(const CaseTolerance& c, const std::vector<double>& rtol
 nlohmann::json report_json(const ToleranceReport& r) {
   nlohmann::json tensors = nlohmann::json::array();
   for (const auto& s : r.tensors)
-    tensors.push_back({{"tensor", s.tensor},
-                       {"cases", s.cases},
-                       {"cases_over_bound", s.cases_over_bound},
-                       {"max_abs", number_json(s.max_abs)},
-                       {"max_rel", number_json(s.max_rel)},
-                       {"atol", atol_json(r.rtols, s.atol)},
-                       {"max_error_over_bound", number_json(s.error_over_bound)},
-                       {"worst", {{"case", s.worst_case},
-                                  {"index", s.worst_index},
-                                  {"region", s.worst_region}}}});
+    tensors.push_back(
+        {{"tensor", s.tensor},
+         {"cases", s.cases},
+         {"cases_over_bound", s.cases_over_bound},
+         {"max_abs", number_json(s.max_abs)},
+         {"max_rel", number_json(s.max_rel)},
+         {"atol", atol_json(r.rtols, s.atol)},
+         {"max_error_over_bound", number_json(s.error_over_bound)},
+         {"worst",
+          {{"case", s.worst_case}, {"index", s.worst_index}, {"region", s.worst_region}}}});
   nlohmann::json rejected = nlohmann::json::array(), cases = nlohmann::json::array();
   for (const auto& c : r.cases) {
     if (c.rejected) rejected.push_back({{"case", c.label}, {"reason", c.rejection}});
@@ -306,7 +311,8 @@ std::vector<LabelledCase> draw_cases(const std::string& kernel, const CaseSpace&
   for (int64_t i = 0; i < count; ++i) {
     // The size schedule of search(): small cases first.
     const int size = static_cast<int>(std::min<int64_t>(100, 10 + i));
-    cases.push_back({fmt::format("case {}", i + 1), k.draw(space, case_seed(seed, i), size).value()});
+    cases.push_back(
+        {fmt::format("case {}", i + 1), k.draw(space, case_seed(seed, i), size).value()});
   }
   return cases;
 }

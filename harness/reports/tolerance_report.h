@@ -30,22 +30,22 @@ double smallest_atol(const at::Tensor& actual, const at::Tensor& expected, doubl
 struct TensorTolerance {
   std::string tensor;
   int64_t elements = 0;
-  double max_abs = 0;                // max |a - e|
-  double max_rel = 0;                // max |a - e| / |e| over elements with e != 0
-  std::vector<double> atol;          // atol[i]: smallest_atol at rtols[i]
-  double error_over_bound = 0;       // max |a - e| / bound
-  int64_t over_bound = 0;            // elements with |a - e| > bound
-  std::vector<int64_t> index;        // the element of the largest error/bound
-  std::string region;                // the kernel's name for where it lies
-  double actual = 0, expected = 0;   // its values
+  double max_abs = 0;               // max |a - e|
+  double max_rel = 0;               // max |a - e| / |e| over elements with e != 0
+  std::vector<double> atol;         // atol[i]: smallest_atol at rtols[i]
+  double error_over_bound = 0;      // max |a - e| / bound
+  int64_t over_bound = 0;           // elements with |a - e| > bound
+  std::vector<int64_t> index;       // the element of the largest error/bound
+  std::string region;               // the kernel's name for where it lies
+  double actual = 0, expected = 0;  // its values
 };
 
 // One case: measured, or refused by the implementation.
 struct CaseTolerance {
-  std::string label;                 // the case file, or "case 17" of a generated batch
+  std::string label;  // the case file, or "case 17" of a generated batch
   Case c;
   bool rejected = false;
-  std::string rejection;             // the implementation's message
+  std::string rejection;  // the implementation's message
   std::vector<TensorTolerance> tensors;
 
   // Every error/bound <= 1 (true for a rejected case: nothing was measured).
@@ -72,10 +72,10 @@ std::vector<LabelledCase> draw_cases(const std::string& kernel, const CaseSpace&
 // One tensor over the cases of a report: the max over cases of each statistic.
 struct TensorSummary {
   std::string tensor;
-  int64_t cases = 0;                 // cases that have this tensor
-  int64_t cases_over_bound = 0;      // cases whose error/bound > 1
+  int64_t cases = 0;             // cases that have this tensor
+  int64_t cases_over_bound = 0;  // cases whose error/bound > 1
   double max_abs = 0, max_rel = 0;
-  std::vector<double> atol;          // per rtol
+  std::vector<double> atol;  // per rtol
   double error_over_bound = 0;
   // The case with the largest error/bound, and its worst element.
   std::string worst_case;
