@@ -12,16 +12,9 @@ namespace kprop {
 namespace {
 
 int64_t to_int(const std::string& name, const std::string& v) {
-  size_t used = 0;
-  int64_t out = 0;
-  try {
-    out = std::stoll(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != v.size())
-    throw CaseError(fmt::format("parameter {}: '{}' is not an integer", name, v));
-  return out;
+  const auto out = parse_integer(v);
+  if (!out) throw CaseError(fmt::format("parameter {}: '{}' is not an integer", name, v));
+  return *out;
 }
 
 bool to_bool(const std::string& name, const std::string& v) {
@@ -45,6 +38,18 @@ T parsed(const std::string& name, const std::string& v, std::optional<T> p) {
 }
 
 }  // namespace
+
+std::optional<int64_t> parse_integer(const std::string& text) {
+  size_t used = 0;
+  int64_t value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used == 0 || used != text.size()) return std::nullopt;
+  return value;
+}
 
 std::vector<std::string> param_names() {
   return {"impl",   "property", "layout",         "lengths",          "length", "tail",

@@ -3,6 +3,7 @@
 //   length  every sequence has this length      tail  the last sequence's length
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,5 +18,8 @@ void set_param(Case& c, const std::string& name, const std::string& value);
 std::string get_param(const Case& c, const std::string& name);
 
 std::vector<std::string> param_names();
+
+// The whole of `text` as a decimal integer, or nothing.
+std::optional<int64_t> parse_integer(const std::string& text);
 
 }  // namespace kprop

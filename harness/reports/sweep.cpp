@@ -80,16 +80,9 @@ class AxisParser {
   }
 
   int64_t integer(const std::string& text, const std::string& range, const char* what) const {
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-      v = std::stoll(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != text.size())
-      throw error(fmt::format("range '{}': {} '{}' is not an integer", range, what, text));
-    return v;
+    const auto v = parse_integer(text);
+    if (!v) throw error(fmt::format("range '{}': {} '{}' is not an integer", range, what, text));
+    return *v;
   }
 
   // a..b (step 1), a..b:step, or a..b*factor (geometric; b only when hit).

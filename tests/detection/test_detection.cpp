@@ -8,6 +8,7 @@
 #include "harness/runner.h"
 #include "kernels/causal_conv1d/known_defects.h"
 #include "kernels/causal_conv1d/tiling.h"
+#include "tests/test_names.h"
 
 namespace kprop {
 namespace {
@@ -70,10 +71,7 @@ std::vector<Target> targets() {
 }
 
 std::string target_name(const testing::TestParamInfo<Target>& info) {
-  std::string n = info.param.defect + "_" + info.param.impl;
-  for (auto& ch : n)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n;
+  return test_name(info.param.defect + "_" + info.param.impl);
 }
 
 INSTANTIATE_TEST_SUITE_P(Causal1d, KnownDefectIsFound, testing::ValuesIn(targets()),

@@ -5,6 +5,7 @@
 
 #include "harness/report.h"
 #include "harness/runner.h"
+#include "tests/test_names.h"
 
 namespace kprop {
 namespace {
@@ -16,10 +17,7 @@ struct Suite {
 };
 
 std::string name_of(const testing::TestParamInfo<Suite>& info) {
-  std::string n = info.param.impl + "_" + info.param.property;
-  for (auto& ch : n)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n;
+  return test_name(info.param.impl + "_" + info.param.property);
 }
 
 class CleanImplementation : public testing::TestWithParam<Suite> {};

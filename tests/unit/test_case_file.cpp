@@ -156,13 +156,18 @@ TEST(CaseFileTest, WritesReplaceWholeFilesAndLeaveNoTemporaries) {
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
 }
 
-TEST(CorpusTest, AFailureIsKeptOnceWithEveryImplementationsVerdict) {
-  const fs::path dir = fresh_dir("corpus");
+// A real minimal failure: the first one the search finds in tiled@clamped's packing.
+SearchResult clamped_search() {
   SearchOptions o;
   o.impl = "tiled@clamped";
   o.properties = {"packed"};
   o.seed = 3;
-  const SearchResult r = search(o);
+  return search(o);
+}
+
+TEST(CorpusTest, AFailureIsKeptOnceWithEveryImplementationsVerdict) {
+  const fs::path dir = fresh_dir("corpus");
+  const SearchResult r = clamped_search();
   ASSERT_TRUE(r.failure);
   const CaseFile f = describe_failure(*r.failure, {{"search_seed", 3}});
   EXPECT_EQ(f.expect.at("tiled@clamped"), Verdict::Status::fail);
@@ -197,11 +202,7 @@ TEST(ReplayTest, TensorsAreRebuiltBitForBitFromTheSeed) {
 }
 
 TEST(ReplayTest, ARecordedCaseReplaysAsRecordedAndAChangeIsReported) {
-  SearchOptions o;
-  o.impl = "tiled@clamped";
-  o.properties = {"packed"};
-  o.seed = 3;
-  const SearchResult r = search(o);
+  const SearchResult r = clamped_search();
   ASSERT_TRUE(r.failure);
   CaseFile f = describe_failure(*r.failure, {});
   EXPECT_TRUE(replay(f).as_recorded());
