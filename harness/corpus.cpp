@@ -32,16 +32,24 @@ std::vector<std::string> case_files_under(const std::vector<std::string>& paths)
   return files;
 }
 
-std::optional<std::string> find_signature(const std::string& dir, const std::string& signature) {
-  if (!fs::is_directory(dir)) return std::nullopt;
+std::map<std::string, std::string> corpus_signatures(const std::string& dir) {
+  std::map<std::string, std::string> found;
+  if (!fs::is_directory(dir)) return found;
   for (const auto& path : case_files_under({dir})) {
     try {
-      if (read_case_file(path).signature == signature) return path;
+      found.emplace(read_case_file(path).signature, path);
     } catch (const CaseError&) {
-      // A broken file holds no signature; `kprop replay` names its fault.
+      // A broken file holds no signature.
     }
   }
-  return std::nullopt;
+  return found;
+}
+
+std::optional<std::string> find_signature(const std::string& dir, const std::string& signature) {
+  const auto found = corpus_signatures(dir);
+  const auto it = found.find(signature);
+  if (it == found.end()) return std::nullopt;
+  return it->second;
 }
 
 CaseFile describe_failure(const Failure& f, nlohmann::json provenance, std::string notes) {

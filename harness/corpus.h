@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,8 +18,11 @@ namespace kprop {
 // sorted. A path that does not exist is a CaseError.
 std::vector<std::string> case_files_under(const std::vector<std::string>& paths);
 
-// The case file under `dir` that already holds `signature`, if any. Unreadable files are
-// skipped here (replay reports them).
+// Signature -> case file, for every readable case file under `dir` (none if `dir` does
+// not exist). Unreadable files are skipped here; `kprop replay` names their fault.
+std::map<std::string, std::string> corpus_signatures(const std::string& dir);
+
+// The case file under `dir` that already holds `signature`, if any.
 std::optional<std::string> find_signature(const std::string& dir, const std::string& signature);
 
 // The case file for a minimal failure: its case, signature and fingerprint, and the

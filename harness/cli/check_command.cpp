@@ -66,20 +66,6 @@ SearchOptions search_options(const CheckOptions& o) {
   return s;
 }
 
-// Signatures already in the corpus: known failures the search looks past.
-std::set<std::string> corpus_signatures(const std::string& dir, const std::string& kernel) {
-  std::set<std::string> known;
-  const std::string folder = dir + "/" + kernel;
-  for (const auto& path : case_files_under({dir})) {
-    if (path.rfind(folder, 0) != 0) continue;
-    try {
-      known.insert(read_case_file(path).signature);
-    } catch (const CaseError&) {
-    }
-  }
-  return known;
-}
-
 nlohmann::json provenance_of(const CheckOptions& o, const SearchOptions& s, const Failure& f) {
   std::string command = fmt::format("kprop check {} --impl {} --seed {} --cases {}", o.kernel,
                                     s.impl, s.seed, s.cases);
@@ -99,8 +85,11 @@ int run_check(const CheckOptions& o) {
   load_libraries(o.common);
   SearchOptions options = search_options(o);
   const bool use_corpus = !o.no_corpus && !o.corpus.empty();
-  if (use_corpus && std::filesystem::is_directory(o.corpus))
-    options.known_signatures = corpus_signatures(o.corpus, o.kernel);
+  // Signatures already in the corpus (they name their kernel): known failures the search
+  // looks past.
+  if (use_corpus)
+    for (const auto& [signature, path] : corpus_signatures(o.corpus))
+      options.known_signatures.insert(signature);
 
   const auto props =
       options.properties.empty() ? find_kernel(o.kernel).properties() : options.properties;
