@@ -5,6 +5,7 @@
 
 #include "harness/errors.h"
 #include "harness/random_tensor.h"
+#include "kernels/common/host_values.h"
 
 namespace kprop {
 
@@ -14,7 +15,7 @@ Problem KernelInfo::in_dtype(const Problem& p, DType dtype) const {
   Problem out{p.c, {}};
   out.c.dtype = dtype;
   for (const auto& [name, t] : p.inputs)
-    out.inputs.set(name, t.defined() && t.is_floating_point() ? t.to(scalar_type(dtype)) : t);
+    out.inputs.set(name, converted(t, scalar_type(dtype)));
   return out;
 }
 

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kernels/common/host_values.h"
+
 namespace kprop {
 
 namespace {
@@ -68,11 +70,12 @@ at::ScalarType scalar_type(DType d) {
 
 at::Tensor random_tensor(const std::vector<int64_t>& sizes, Distribution distribution,
                          uint64_t seed, uint64_t stream, DType dtype) {
-  auto t = at::empty(sizes, at::kDouble);
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  std::vector<double> values(n);
   SplitMix64 rng(seed ^ (0xD1B54A32D192ED03ULL * (stream + 1)));
-  double* p = t.data_ptr<double>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = draw(rng, distribution);
-  return t.to(scalar_type(dtype));
+  for (double& v : values) v = draw(rng, distribution);
+  return tensor_of(values.data(), sizes, scalar_type(dtype));
 }
 
 }  // namespace kprop

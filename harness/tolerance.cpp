@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/common/host_values.h"
+
 namespace kprop {
 
 double unit_roundoff(at::ScalarType dtype) {
@@ -37,9 +39,10 @@ at::Tensor sum_error_bound(const at::Tensor& magnitude, const at::Tensor& value,
                            int rounded_partials) {
   const double g = gamma_bound(k, unit_roundoff(accumulate));
   const double u_out = unit_roundoff(output);
-  const auto m = magnitude.to(at::kDouble);
-  return m * (g + u_out * rounded_partials) + value.to(at::kDouble).abs() * u_out +
-         smallest_normal(output);
+  const double per_magnitude = g + u_out * rounded_partials, floor = smallest_normal(output);
+  return elementwise_float64(
+      [&](double m, double v) { return m * per_magnitude + std::abs(v) * u_out + floor; },
+      magnitude, value);
 }
 
 }  // namespace kprop

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/common/host_values.h"
+
 namespace kprop {
 
 std::string to_string(Verdict::Status status) {
@@ -68,8 +70,8 @@ static TensorError compare_tensor(const std::string& name, const at::Tensor& act
     r.region = actual.defined() ? "shape differs" : "missing";
     return r;
   }
-  auto a = actual.to(at::kDouble).contiguous(), e = expected.to(at::kDouble).contiguous();
-  auto b = bound.defined() ? bound.to(at::kDouble).contiguous() : at::zeros_like(e);
+  auto a = float64_of(actual), e = float64_of(expected);
+  auto b = bound.defined() ? float64_of(bound) : at::zeros_like(e);
   const double *pa = a.data_ptr<double>(), *pe = e.data_ptr<double>(), *pb = b.data_ptr<double>();
   int64_t worst = -1;
   for (int64_t i = 0; i < r.elements; ++i) {

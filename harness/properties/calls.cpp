@@ -1,6 +1,9 @@
 #include "harness/properties/calls.h"
 
+#include <functional>
+
 #include "harness/random_tensor.h"
+#include "kernels/common/host_values.h"
 
 namespace kprop {
 
@@ -43,13 +46,10 @@ NamedTensors Calls::backward(const Problem& p, const NamedTensors& cotangents) c
   return out;
 }
 
-NamedTensors Calls::reference_forward(const Problem& p) const {
-  return kernel_.forward(kReferenceNamespace, kernel_.in_dtype(p, DType::float64));
-}
-
-NamedTensors Calls::reference_backward(const Problem& p, const NamedTensors& cotangents) const {
-  return kernel_.backward(kReferenceNamespace, kernel_.in_dtype(p, DType::float64),
-                          to_float64(cotangents));
+NamedTensors Calls::reference(const Problem& p, const NamedTensors& cotangents) const {
+  const Problem exact = kernel_.in_dtype(p, DType::float64);
+  return merged(kernel_.forward(kReferenceNamespace, exact),
+                kernel_.backward(kReferenceNamespace, exact, to_float64(cotangents)));
 }
 
 Verdict open_verdict(const KernelInfo& kernel, const Case& c) {
@@ -80,7 +80,9 @@ NamedTensors merged(const NamedTensors& a, const NamedTensors& b) {
 
 NamedTensors scaled(const NamedTensors& t, double factor) {
   NamedTensors out;
-  for (const auto& [name, x] : t) out.set(name, x.defined() ? x * factor : x);
+  for (const auto& [name, x] : t)
+    out.set(name, x.defined() ? elementwise_float64([factor](double v) { return v * factor; }, x)
+                              : x);
   return out;
 }
 
@@ -88,7 +90,7 @@ NamedTensors added(const NamedTensors& a, const NamedTensors& b) {
   NamedTensors out;
   for (const auto& [name, x] : a) {
     const auto y = b.get(name);
-    out.set(name, x.defined() && y.defined() ? x + y : x);
+    out.set(name, x.defined() && y.defined() ? elementwise_float64(std::plus<double>(), x, y) : x);
   }
   return out;
 }
@@ -96,7 +98,7 @@ NamedTensors added(const NamedTensors& a, const NamedTensors& b) {
 NamedTensors to_float64(const NamedTensors& t) {
   NamedTensors out;
   for (const auto& [name, x] : t)
-    out.set(name, x.defined() && x.is_floating_point() ? x.to(at::kDouble) : x);
+    out.set(name, float64_of(x));
   return out;
 }
 

@@ -22,9 +22,9 @@ class Calls {
 
   NamedTensors forward(const Problem& p) const;
   NamedTensors backward(const Problem& p, const NamedTensors& cotangents) const;
-  // The float64 reference: the problem is converted to float64 first.
-  NamedTensors reference_forward(const Problem& p) const;
-  NamedTensors reference_backward(const Problem& p, const NamedTensors& cotangents) const;
+  // The float64 reference's outputs and gradients: the problem and the cotangents are
+  // converted to float64 first.
+  NamedTensors reference(const Problem& p, const NamedTensors& cotangents) const;
 
  private:
   void collect_memory_findings() const;

@@ -32,7 +32,7 @@ class Chunked final : public Property {
     // partial results that were rounded to the output dtype first.
     const auto& cot = run->cotangents;
     const auto reference =
-        merged(calls.reference_forward(whole), calls.reference_backward(whole, cot));
+        calls.reference(whole, cot);
     const auto allowed =
         added(kernel.error_bounds(whole, cot, reference),
               kernel.error_bounds(whole, cot, reference, /*joined_partials=*/1));

@@ -31,7 +31,7 @@ class CoreInvariance final : public Property {
     const auto other_grads = calls.backward(other, cot);
     // Each tiling is within the derived bound of the exact result: two bounds apart.
     const auto reference =
-        merged(calls.reference_forward(p), calls.reference_backward(p, cot));
+        calls.reference(p, cot);
     const auto allowed = scaled(kernel.error_bounds(p, cot, reference), 2.0);
     v.tensors = compare(kernel, p, merged(out, grads), merged(other_out, other_grads),
                         allowed, "cores " + std::to_string(other.c.num_cores));

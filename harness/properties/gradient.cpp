@@ -12,10 +12,39 @@
 #include "harness/properties/calls.h"
 #include "harness/properties/registry.h"
 #include "harness/random_tensor.h"
+#include "kernels/common/host_values.h"
 
 namespace kprop {
 
 namespace {
+
+// sum_i f(a_i, b_i) with Neumaier's compensated summation: f's rounding noise must stay
+// far below the differences that finite differences resolve. A loop, because the
+// gradient check evaluates it hundreds of times per case on small tensors.
+template <typename F>
+double compensated_sum(const at::Tensor& a, const at::Tensor& b, F f) {
+  const auto x = float64_of(a), y = float64_of(b);
+  TORCH_CHECK(x.numel() == y.numel(), "gradient: cotangent and output differ in size");
+  const double *px = x.data_ptr<double>(), *py = y.data_ptr<double>();
+  double sum = 0, compensation = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double term = f(px[i], py[i]), t = sum + term;
+    compensation += std::abs(sum) >= std::abs(term) ? (sum - t) + term : (term - t) + sum;
+    sum = t;
+  }
+  return sum + compensation;
+}
+
+double inner_product(const at::Tensor& a, const at::Tensor& b) {
+  return compensated_sum(a, b, [](double x, double y) { return x * y; });
+}
+
+// Float64 values of t, flattened.
+std::vector<double> flat_values(const at::Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  read_values(t, v.data());
+  return v;
+}
 
 constexpr double kStep = 1e-6;
 constexpr int kDirections = 3;
@@ -72,7 +101,7 @@ class Gradient final : public Property {
       const auto out = calls.forward(q);
       double sum = 0;
       for (const auto& name : kernel.outputs_with_cotangent(q))
-        sum += (cot.get(grad_name(name)) * out.get(name)).sum().item<double>();
+        sum += inner_product(cot.get(grad_name(name)), out.get(name));
       return sum;
     }
     // sum |v| |out|: the size of the rounding noise in f.
@@ -80,14 +109,27 @@ class Gradient final : public Property {
       double sum = 0;
       for (const auto& [name, t] : out)
         if (cot.has(grad_name(name)))
-          sum += (cot.get(grad_name(name)).abs() * t.abs()).sum().item<double>();
+          sum += compensated_sum(cot.get(grad_name(name)), t,
+                                 [](double v, double o) { return std::abs(v) * std::abs(o); });
       return sum;
     }
   };
 
-  static Problem perturbed(const Problem& p, const std::string& input, const at::Tensor& delta) {
+  // p with input moved by step * direction.
+  static Problem perturbed(const Problem& p, const std::string& input,
+                           const at::Tensor& direction, double step) {
     Problem q = p;
-    q.inputs.set(input, p.inputs.get(input) + delta);
+    q.inputs.set(input, elementwise_float64([step](double x, double u) { return x + step * u; },
+                                            p.inputs.get(input), direction));
+    return q;
+  }
+
+  // p with input[i] moved by `step` (the problem is float64 and contiguous).
+  static Problem nudged(const Problem& p, const std::string& input, int64_t i, double step) {
+    Problem q = p;
+    auto x = p.inputs.get(input).clone();
+    x.data_ptr<double>()[i] += step;
+    q.inputs.set(input, x);
     return q;
   }
 
@@ -123,9 +165,9 @@ class Gradient final : public Property {
       const auto u = random_tensor(x.sizes().vec(), Distribution::normal, p.c.seed,
                                    stream + k, DType::float64);
       const double numeric =
-          (f(perturbed(p, input, kStep * u)) - f(perturbed(p, input, -kStep * u))) /
+          (f(perturbed(p, input, u, kStep)) - f(perturbed(p, input, u, -kStep))) /
           (2 * kStep);
-      const double analytic = g.defined() ? (g.to(at::kDouble) * u).sum().item<double>() : NAN;
+      const double analytic = g.defined() ? inner_product(g, u) : NAN;
       account(row, analytic, numeric, tolerance(analytic, numeric, scale), {k});
     }
     return row;
@@ -139,13 +181,11 @@ class Gradient final : public Property {
     row.tensor = grad_name(input);
     row.check = "elementwise";
     const auto x = p.inputs.get(input);
-    const auto g = grads.get(grad_name(input)).to(at::kDouble).contiguous();
+    const auto g = flat_values(grads.get(grad_name(input)));
     for (int64_t i = 0; i < x.numel(); ++i) {
-      auto e = at::zeros_like(x);
-      e.view(-1)[i] = kStep;
       const double numeric =
-          (f(perturbed(p, input, e)) - f(perturbed(p, input, -e))) / (2 * kStep);
-      const double analytic = g.view(-1)[i].item<double>();
+          (f(nudged(p, input, i, kStep)) - f(nudged(p, input, i, -kStep))) / (2 * kStep);
+      const double analytic = g[i];
       account(row, analytic, numeric, tolerance(analytic, numeric, scale / x.numel()), {i});
     }
     if (!row.passed()) row.region = kernel.region(p, grad_name(input), row.index[0]);
@@ -157,45 +197,53 @@ class Gradient final : public Property {
   void full_jacobian(const KernelInfo& kernel, const Calls& calls, const Problem& p,
                      const NamedTensors& outputs, const NamedTensors&, Verdict& v) const {
     const auto out_names = kernel.outputs_with_cotangent(p);
+    // The outputs that take a cotangent, flattened one after another into float64.
     auto flatten = [&](const NamedTensors& out) {
-      std::vector<at::Tensor> parts;
-      for (const auto& name : out_names) parts.push_back(out.get(name).reshape(-1));
-      return at::cat(parts).to(at::kDouble);
+      std::vector<double> flat;
+      for (const auto& name : out_names) {
+        const auto part = flat_values(out.get(name));
+        flat.insert(flat.end(), part.begin(), part.end());
+      }
+      return flat;
     };
     const auto out_flat = flatten(outputs);
-    const int64_t n_out = out_flat.numel();
-    // Rows of the analytic Jacobian: the backward of each unit cotangent (float64,
-    // contiguous, so that elements can be read directly).
-    std::vector<NamedTensors> rows_of_j;
+    const int64_t n_out = static_cast<int64_t>(out_flat.size());
+    const auto inputs = kernel.differentiable_inputs(p);
+    // Rows of the analytic Jacobian, per input: jacobian[input][o] is the backward of the
+    // unit cotangent of output element o (empty when the backward gives no gradient).
+    std::vector<std::vector<std::vector<double>>> jacobian(inputs.size());
     for (int64_t o = 0; o < n_out; ++o) {
       NamedTensors unit;
       int64_t offset = 0;
       for (const auto& name : out_names) {
-        auto t = at::zeros_like(outputs.get(name));
-        if (o >= offset && o < offset + t.numel()) t.view(-1)[o - offset] = 1.0;
+        auto t = at::zeros(outputs.get(name).sizes(), at::kDouble);
+        if (o >= offset && o < offset + t.numel()) t.data_ptr<double>()[o - offset] = 1.0;
         offset += t.numel();
         unit.set(grad_name(name), t);
       }
-      rows_of_j.push_back(to_float64(calls.backward(p, unit)));
+      const auto row = calls.backward(p, unit);
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        const auto g = row.get(grad_name(inputs[k]));
+        jacobian[k].push_back(g.defined() ? flat_values(g) : std::vector<double>());
+      }
     }
-    const double scale = out_flat.abs().max().item<double>() + 1.0;
-    for (const auto& input : kernel.differentiable_inputs(p)) {
+    double scale = 1.0;
+    for (double y : out_flat) scale = std::max(scale, std::abs(y) + 1.0);
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const std::string& input = inputs[k];
       TensorError row;
       row.tensor = grad_name(input);
-    row.check = "full Jacobian";
+      row.check = "full Jacobian";
       const auto x = p.inputs.get(input);
       for (int64_t i = 0; i < x.numel(); ++i) {
-        auto e = at::zeros_like(x);
-        e.view(-1)[i] = kStep;
-        const auto column = (flatten(calls.forward(perturbed(p, input, e))) -
-                             flatten(calls.forward(perturbed(p, input, -e)))) /
-                            (2 * kStep);
-        const double* num = column.data_ptr<double>();
+        const auto plus = flatten(calls.forward(nudged(p, input, i, kStep)));
+        const auto minus = flatten(calls.forward(nudged(p, input, i, -kStep)));
         for (int64_t o = 0; o < n_out; ++o) {
-          const auto g = rows_of_j[o].get(grad_name(input));
-          const double analytic = g.defined() ? g.contiguous().data_ptr<double>()[i] : NAN;
-          account(row, analytic, num[o], 1e-6 * (std::abs(analytic) + std::abs(num[o])) +
-                                             1e-7 * scale,
+          const double numeric = (plus[o] - minus[o]) / (2 * kStep);
+          const auto& j_row = jacobian[k][o];
+          const double analytic = j_row.empty() ? NAN : j_row[i];
+          account(row, analytic, numeric, 1e-6 * (std::abs(analytic) + std::abs(numeric)) +
+                                              1e-7 * scale,
                   {o, i});
         }
       }

@@ -42,7 +42,7 @@ class PackedVsSeparate final : public Property {
     // Each side is within its derived bound of the exact result; the joined side sums
     // partial results that were rounded to the output dtype first.
     const auto reference =
-        merged(calls.reference_forward(packed), calls.reference_backward(packed, cot));
+        calls.reference(packed, cot);
     const auto allowed = added(kernel.error_bounds(packed, cot, reference),
                                kernel.error_bounds(packed, cot, reference, /*joined_partials=*/1));
     v.tensors = compare(kernel, packed, merged(out, grads), separate, allowed, "packed");

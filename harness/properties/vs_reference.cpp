@@ -27,7 +27,7 @@ class VsReference final : public Property {
     const auto cot = random_cotangents(kernel, p, outputs);
     const auto grads = calls.backward(p, cot);
     const auto reference =
-        merged(calls.reference_forward(p), calls.reference_backward(p, cot));
+        calls.reference(p, cot);
     const auto bounds = kernel.error_bounds(p, cot, reference);
     v.tensors = compare(kernel, p, merged(outputs, grads), reference, bounds);
     conclude(v);

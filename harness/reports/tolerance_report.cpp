@@ -296,7 +296,7 @@ CaseTolerance measure_tolerance(const Case& c, const std::vector<double>& rtols,
     out.rejection = e.what();
     return out;
   }
-  const auto reference = merged(calls.reference_forward(p), calls.reference_backward(p, cot));
+  const auto reference = calls.reference(p, cot);
   const auto bounds = kernel.error_bounds(p, cot, reference);
   for (const TensorError& e : compare(kernel, p, actual, reference, bounds))
     out.tensors.push_back(

@@ -5,6 +5,8 @@
 // (the "head rows") and the dh0 partial of a head chunk.
 #pragma once
 
+#include <algorithm>
+
 #include "kernels/causal_conv1d/ascend_grid.h"
 
 namespace kprop::causal_conv1d {
@@ -20,6 +22,7 @@ class AscendBackward {
   // Tasks run one after another in task order (task = chunk * blocks + block).
   BackwardResult run(const Args& args) {
     b_dx_.resize(p_.tiles.BT * p_.tiles.BD);
+    b_db_.resize(p_.tiles.BD);
     int64_t task = 0;
     for (const Chunk& c : p_.chunks)
       for (int64_t i_d = 0; i_d < p_.num_d_blocks; ++i_d, ++task) run_task(c, i_d, task);
@@ -59,19 +62,22 @@ class AscendBackward {
   void run_task(const Chunk& c, int64_t i_d, int64_t task) {
     const int64_t BT = p_.tiles.BT, BD = p_.tiles.BD, W = p_.W, D = p_.D;
     std::fill(b_dx_.begin(), b_dx_.end(), Acc(0));
-    std::vector<Acc> b_db(BD, Acc(0));
+    std::fill(b_db_.begin(), b_db_.end(), Acc(0));
     // Chunks that start before W take the head branch when there is a state to route.
     const bool head = p_.has_initial_state && c.i_t * BT < W;
+    // Rows at or past T_len load only masked zeros and are never stored: leaving them
+    // out changes no value and no memory finding, only the run time.
+    const int64_t rows = std::min(BT, c.length - c.i_t * BT);
 
     for (int64_t i_w = 0; i_w < W; ++i_w)
       for (int64_t j = 0; j < BD; ++j) {
         const int64_t d = channel(i_d, j);
         const Acc w_tap = p_.tap(W - i_w - 1, d);
         Acc dw = 0;
-        for (int64_t r = 0; r < BT; ++r) {
+        for (int64_t r = 0; r < rows; ++r) {
           const Acc g = load_shifted_grad(c, r, i_w, d);
           dw += g * load_x(c, r, d);
-          if (i_w == 0) b_db[j] += g;
+          if (i_w == 0) b_db_[j] += g;
           b_dx_[r * BD + j] += g * w_tap;
         }
         if (head) dw += head_rows_dw(c, i_w, d);
@@ -80,7 +86,7 @@ class AscendBackward {
     if (head) store_dh0(c, i_d, task);
     if (p_.has_bias)
       for (int64_t j = 0; j < BD; ++j)
-        p_.db_slots.store(c.i_tg * D + channel(i_d, j), b_db[j], task, "db store");
+        p_.db_slots.store(c.i_tg * D + channel(i_d, j), b_db_[j], task, "db store");
     if (p_.has_dht) route_dht(c, i_d);
     for (int64_t r = 0; r < BT && o_t(c, r) < c.length; ++r)
       for (int64_t j = 0; j < BD; ++j)
@@ -101,7 +107,7 @@ class AscendBackward {
     }
   }
 
-  std::vector<Acc> b_dx_;
+  std::vector<Acc> b_dx_, b_db_;  // a task's dx and db tiles (on-chip buffers)
 };
 
 }  // namespace kprop::causal_conv1d

@@ -1,6 +1,8 @@
 // The Ascend forward kernel and final-state kernel on the CPU (VeOmni
 // _ascend/triton/convolution.py: causal_conv1d_fwd_kernel, causal_conv1d_states_fwd_kernel).
 // The forward is the same in every historical state, so all tiled implementations share it.
+#include <algorithm>
+
 #include "kernels/causal_conv1d/ascend_grid.h"
 #include "kernels/causal_conv1d/implementations.h"
 
@@ -30,8 +32,11 @@ at::Tensor forward_kernel(const Args& args, bool silu) {
       std::fill(acc.begin(), acc.end(), Acc(0));
       // Head chunks with a state read positions before the sequence from h0.
       const bool head = has_h0 && c.i_t * BT < W;
+      // Rows at or past T_len are never stored and all their loads fall inside x or h0,
+      // so leaving them out changes no value and no memory finding, only the run time.
+      const int64_t rows = std::min(BT, c.length - c.i_t * BT);
       for (int64_t i_w = -W + 1; i_w <= 0; ++i_w)
-        for (int64_t r = 0; r < BT; ++r) {
+        for (int64_t r = 0; r < rows; ++r) {
           const int64_t o_x = c.i_t * BT + r + i_w;
           const bool in_sequence = o_x >= 0 && o_x < c.length;
           const bool in_state = head && o_x + W >= 0 && o_x < 0;

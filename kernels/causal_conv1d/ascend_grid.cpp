@@ -47,6 +47,10 @@ BackwardProblem<Acc>::BackwardProblem(const Args& args, const at::Tensor& dy_,
   if (silu) y = DeviceTensor<Acc>("y", ascend_forward_output(args, "none"));
   dy = DeviceTensor<Acc>("dy", dy_);
   if (has_dht) dht = DeviceTensor<Acc>("dht", dht_);
+  if (silu) {
+    silu_grad_.resize(dy.numel());
+    for (int64_t i = 0; i < dy.numel(); ++i) silu_grad_[i] = grad_pre_at(i, "dy tile");
+  }
 
   const int64_t slots = static_cast<int64_t>(chunks.size());  // B * NT
   // The partial buffers are fp32 upstream; float64 throughout when the inputs are float64.
@@ -74,26 +78,22 @@ static std::vector<Acc> sum_slots(const DeviceTensor<Acc>& buffer, int64_t slots
 }
 
 template <typename Acc>
-static at::Tensor host_tensor(const std::vector<Acc>& v, std::vector<int64_t> sizes) {
-  auto t = at::empty(sizes, std::is_same<Acc, double>::value ? at::kDouble : at::kFloat);
-  std::copy(v.begin(), v.end(), t.template data_ptr<Acc>());
-  return t;
-}
-
-template <typename Acc>
 BackwardResult BackwardProblem<Acc>::finish(const Args& args) const {
   BackwardResult r;
   r.dx = dx.to_tensor();
   const int64_t slots = static_cast<int64_t>(chunks.size());
   // dw.sum(0) is [W, D]; the contract's dweight is [D, W].
-  r.dweight = host_tensor(sum_slots(dw_slots, slots), {W, D}).t().contiguous()
-                  .to(args.weight.scalar_type());
+  const auto dw = sum_slots(dw_slots, slots);
+  std::vector<Acc> dweight(dw.size());
+  for (int64_t k = 0; k < W; ++k)
+    for (int64_t d = 0; d < D; ++d) dweight[d * W + k] = dw[k * D + d];
+  r.dweight = tensor_of(dweight.data(), {D, W}, args.weight.scalar_type());
   if (has_bias)
-    r.dbias = host_tensor(sum_slots(db_slots, slots), {D}).to(args.bias.scalar_type());
+    r.dbias = tensor_of(sum_slots(db_slots, slots).data(), {D}, args.bias.scalar_type());
   if (has_initial_state) {
     const int64_t dh0_count = dh0_slots.numel() / (num_sequences * D * W);
-    r.dinitial_state = host_tensor(sum_slots(dh0_slots, dh0_count), {num_sequences, D, W})
-                           .to(args.initial_state.scalar_type());
+    r.dinitial_state = tensor_of(sum_slots(dh0_slots, dh0_count).data(),
+                                 {num_sequences, D, W}, args.initial_state.scalar_type());
   }
   return r;
 }

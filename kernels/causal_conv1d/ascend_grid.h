@@ -54,18 +54,29 @@ struct BackwardProblem {
   void allocate_dh0_slots(int64_t slots, at::ScalarType storage);
 
   // g at an absolute row: dy, or with silu dy * s * (1 + y * (1 - s)), s = sigmoid(y),
-  // in the kernel's order of operations.
+  // in the kernel's order of operations. The kernel recomputes g for every tap that
+  // reads it; g depends only on dy and y at that element, so under silu it is computed
+  // once per element up front (the same values). A load outside dy still reaches the
+  // memory checker.
   Acc grad_pre(int64_t row, int64_t d, const char* site) const {
-    const Acc g = dy.load(row * D + d, site);
-    if (!silu) return g;
-    const Acc v = y.load(row * D + d, site), s = sigmoid(v);
-    return g * s * (Acc(1) + v * (Acc(1) - s));
+    const int64_t offset = row * D + d;
+    if (silu && offset >= 0 && offset < dy.numel()) return silu_grad_[offset];
+    return grad_pre_at(offset, site);
   }
   Acc tap(int64_t k, int64_t d) const { return weight.load(d * W + k, "weight tile"); }
 
   int64_t num_sequences;
   // Sums the slots on the host (fp32, or float64) and casts like the upstream impl.
   BackwardResult finish(const Args& args) const;
+
+ private:
+  Acc grad_pre_at(int64_t offset, const char* site) const {
+    const Acc g = dy.load(offset, site);
+    if (!silu) return g;
+    const Acc v = y.load(offset, site), s = sigmoid(v);
+    return g * s * (Acc(1) + v * (Acc(1) - s));
+  }
+  std::vector<Acc> silu_grad_;  // g of every element of dy, under silu
 };
 
 }  // namespace kprop::causal_conv1d

@@ -1,6 +1,9 @@
 // KernelInfo for causal_conv1d: what the generic properties need to know about it.
 #include <fmt/format.h>
 
+#include <cmath>
+#include <functional>
+
 #include "generators/causal_conv1d.h"
 #include "harness/kernel_info.h"
 #include "harness/random_tensor.h"
@@ -8,6 +11,7 @@
 #include "kernels/causal_conv1d/contract.h"
 #include "kernels/causal_conv1d/implementations.h"
 #include "kernels/causal_conv1d/tiling.h"
+#include "kernels/common/host_values.h"
 
 namespace kprop {
 
@@ -75,7 +79,10 @@ Args args_of(const Problem& p) {
   return a;
 }
 
-at::Tensor abs64(const at::Tensor& t) { return t.defined() ? t.to(at::kDouble).abs() : t; }
+// |t| in float64; undefined stays undefined.
+at::Tensor abs64(const at::Tensor& t) {
+  return t.defined() ? elementwise_float64([](double v) { return std::abs(v); }, t) : t;
+}
 
 // Applies f to every defined tensor of a NamedTensors.
 template <typename F>
@@ -156,36 +163,55 @@ class CausalConv1dInfo final : public KernelInfo {
     const double u_acc = unit_roundoff(acc), u_out = unit_roundoff(out);
     const int64_t W = p.c.W, T = p.c.total_length();
 
-    Args exact = args_of(in_dtype(p, DType::float64));
-    exact.activation = "none";
-    Args magnitude = exact;
-    magnitude.x = abs64(exact.x);
-    magnitude.weight = abs64(exact.weight);
-    magnitude.bias = abs64(exact.bias);
-    magnitude.initial_state = abs64(exact.initial_state);
+    // Element-wise work below is written as loops (elementwise_float64): on small cases
+    // a chain of ATen ops here cost more than the kernel under test.
+    Args magnitude = args_of(p);
+    magnitude.activation = "none";
+    magnitude.x = abs64(magnitude.x);
+    magnitude.weight = abs64(magnitude.weight);
+    magnitude.bias = abs64(magnitude.bias);
+    magnitude.initial_state = abs64(magnitude.initial_state);
 
     const bool silu = p.c.activation == Activation::silu;
     const auto pre_magnitude = causal_conv1d::reference_forward(magnitude).y;
-    const auto pre_error = gamma_bound(W + 1, u_acc) * pre_magnitude;
+    const double gamma_pre = gamma_bound(W + 1, u_acc);
 
     NamedTensors bounds;
     const auto y = ref.get("y");
     if (silu)
-      bounds.set("y", 1.1 * pre_error + (4 * u_acc + u_out) * y.abs() + smallest_normal(out));
+      bounds.set("y", elementwise_float64(
+                          [&](double m, double v) {
+                            return gamma_pre * m * 1.1 + (4 * u_acc + u_out) * std::abs(v) +
+                                   smallest_normal(out);
+                          },
+                          pre_magnitude, y));
     else
       bounds.set("y", sum_error_bound(pre_magnitude, y, W + 1, acc, out));
     bounds.set("ht", at::full_like(ref.get("ht"), smallest_normal(out)));  // an exact copy
 
-    at::Tensor dy = cot.get("dy").to(at::kDouble), g = dy, g_error;
+    const at::Tensor dy = cot.get("dy");
+    at::Tensor g_magnitude, g_error;
     if (silu) {
+      Args exact = args_of(in_dtype(p, DType::float64));
+      exact.activation = "none";
       const auto pre = causal_conv1d::reference_forward(exact).y;
-      const auto s = at::sigmoid(pre);
-      g = dy * s * (1 + pre * (1 - s));
+      g_magnitude = elementwise_float64(
+          [](double dy, double pre) {
+            const double s = 1.0 / (1.0 + std::exp(-pre));
+            return std::abs(dy * s * (1 + pre * (1 - s)));  // |dy silu'(pre)|
+          },
+          dy, pre);
       // pre is recomputed in fp32 and stored in the input dtype before silu' is taken.
-      g_error = dy.abs() * 0.5 * (pre_error + u_out * pre.abs()) + 4 * u_acc * g.abs();
+      g_error = elementwise_float64(
+          [&](double dy, double pre, double m, double g) {
+            return std::abs(dy) * 0.5 * (gamma_pre * m + u_out * std::abs(pre)) + 4 * u_acc * g;
+          },
+          dy, pre, pre_magnitude, g_magnitude);
+    } else {
+      g_magnitude = abs64(dy);
     }
     const auto dht = cot.get("dht");
-    const auto terms = causal_conv1d::reference_backward(magnitude, g.abs(), abs64(dht));
+    const auto terms = causal_conv1d::reference_backward(magnitude, g_magnitude, abs64(dht));
     // Without silu, g = dy exactly and nothing is carried.
     const auto propagated =
         silu ? causal_conv1d::reference_backward(magnitude, g_error, at::Tensor())
@@ -193,7 +219,7 @@ class CausalConv1dInfo final : public KernelInfo {
     auto grad_bound = [&](const char* name, const at::Tensor& m, const at::Tensor& carried,
                           int64_t k, int rounded_partials) {
       auto b = sum_error_bound(m, ref.get(name), k, acc, out, rounded_partials);
-      bounds.set(name, carried.defined() ? b + carried : b);
+      bounds.set(name, carried.defined() ? elementwise_float64(std::plus<double>(), b, carried) : b);
     };
     const int j = joined_partials;
     grad_bound("dx", terms.dx, propagated.dx, W + 1, j);

@@ -65,10 +65,10 @@ class Problem {
 
   double activate(double pre) const { return silu_ ? pre * sigmoid(pre) : pre; }
 
-  // d act / d pre; silu'(p) = s (1 + p (1 - s)) with s = sigmoid(p).
-  double activation_slope(double pre) const {
+  // d act / d pre at (t, d); silu'(p) = s (1 + p (1 - s)) with s = sigmoid(p).
+  double activation_slope(const Sequence& seq, int64_t n, int64_t t, int64_t d) const {
     if (!silu_) return 1.0;
-    const double s = sigmoid(pre);
+    const double pre = pre_activation(seq, n, t, d), s = sigmoid(pre);
     return s * (1.0 + pre * (1.0 - s));
   }
 
@@ -147,8 +147,7 @@ BackwardResult reference_backward(const Args& args, const at::Tensor& dy_in,
 
     for (int64_t t = 0; t < L; ++t)
       for (int64_t d = 0; d < D; ++d)
-        g_row(t)[d] = dy_at[seq.batch][seq.bos + t][d] *
-                      problem.activation_slope(problem.pre_activation(seq, n, t, d));
+        g_row(t)[d] = dy_at[seq.batch][seq.bos + t][d] * problem.activation_slope(seq, n, t, d);
 
     // dx[t] = sum_i w[W-1-i] g[t+i], stopping at the end of the sequence.
     for (int64_t t = 0; t < L; ++t)

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/host_values.h"
 #include "kernels/common/memcheck.h"
 
 namespace kprop {
@@ -39,10 +40,11 @@ class DeviceTensor {
 
   // An input: its values, read-only by convention.
   DeviceTensor(std::string name, const at::Tensor& t)
-      : name_(std::move(name)), storage_(t.scalar_type()), sizes_(t.sizes().vec()) {
-    auto flat = t.contiguous().to(std::is_same<Acc, double>::value ? at::kDouble : at::kFloat);
-    const Acc* p = flat.template data_ptr<Acc>();
-    data_.assign(p, p + flat.numel());
+      : name_(std::move(name)),
+        storage_(t.scalar_type()),
+        sizes_(t.sizes().vec()),
+        data_(static_cast<size_t>(t.numel())) {
+    read_values(t, data_.data());
   }
 
   // A buffer the kernel allocates: torch.empty (poisoned with NaN) or torch.zeros.
@@ -55,7 +57,7 @@ class DeviceTensor {
     int64_t n = 1;
     for (int64_t s : t.sizes_) n *= s;
     t.data_.assign(n, zeroed ? Acc(0) : std::numeric_limits<Acc>::quiet_NaN());
-    t.writer_.assign(n, -1);
+    t.writer_.assign(n, kNoWriter);
     return t;
   }
 
@@ -78,7 +80,7 @@ class DeviceTensor {
       return;
     }
     if (!writer_.empty()) {
-      if (writer_[offset] != -1 && writer_[offset] != task)
+      if (writer_[offset] != kNoWriter && writer_[offset] != task)
         MemcheckLog::record(MemoryFinding::Kind::write_conflict, name_, site, offset, numel());
       writer_[offset] = task;
     }
@@ -89,17 +91,14 @@ class DeviceTensor {
   const std::vector<Acc>& values() const { return data_; }
 
   // The tensor as the host would see it: in its storage dtype.
-  at::Tensor to_tensor() const {
-    auto t = at::empty(sizes_, std::is_same<Acc, double>::value ? at::kDouble : at::kFloat);
-    std::copy(data_.begin(), data_.end(), t.template data_ptr<Acc>());
-    return t.to(storage_);
-  }
+  at::Tensor to_tensor() const { return tensor_of(data_.data(), sizes_, storage_); }
 
  private:
   std::string name_;
   at::ScalarType storage_ = at::kFloat;
   std::vector<int64_t> sizes_;
   std::vector<Acc> data_;
+  static constexpr int64_t kNoWriter = -1;
   std::vector<int64_t> writer_;  // outputs only: last task that stored each element
 };
 

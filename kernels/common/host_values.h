@@ -1,0 +1,62 @@
+// Small host tensors to and from plain arrays, converting element by element.
+//
+// kprop evaluates thousands of tiny cases per second. On tensors of a few hundred
+// elements an ATen op is almost all overhead (dispatch, TensorIterator, a fresh
+// allocation: about 2.5 µs for a `.to(kDouble)` here), so the conversions that every
+// evaluation makes go through these loops instead. Each element converts exactly as
+// ATen's copy kernel converts it (static_cast through c10's Half and BFloat16), so the
+// values are bit-identical to `.to()`'s.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <array>
+#include <utility>
+
+namespace kprop {
+
+// A new contiguous tensor of `dtype` (a floating type) holding values[0 .. numel).
+template <typename T>
+at::Tensor tensor_of(const T* values, at::IntArrayRef sizes, at::ScalarType dtype);
+
+// Copies t's values (any layout, a floating type), converted to T, into out[0 .. numel).
+template <typename T>
+void read_values(const at::Tensor& t, T* out);
+
+// t's values as a contiguous float64 tensor: t itself when it already is one, t unchanged
+// when it is undefined or not floating point.
+at::Tensor float64_of(const at::Tensor& t);
+
+// t's values as a contiguous tensor of `dtype`: t itself when it already is one.
+at::Tensor converted(const at::Tensor& t, at::ScalarType dtype);
+
+}  // namespace kprop
+
+namespace kprop {
+
+namespace detail {
+template <typename F, size_t N, size_t... I>
+void elementwise_loop(F& f, const std::array<const double*, N>& in, double* out, int64_t n,
+                      std::index_sequence<I...>) {
+  for (int64_t i = 0; i < n; ++i) out[i] = f(in[I][i]...);
+}
+}  // namespace detail
+
+// out[i] = f(a[i], b[i], ...) over float64 copies of same-shaped tensors: one loop and
+// one allocation where a chain of ATen ops would allocate and dispatch per operation.
+template <typename F, typename... Tensors>
+at::Tensor elementwise_float64(F f, const Tensors&... inputs) {
+  const std::array<at::Tensor, sizeof...(Tensors)> in{float64_of(inputs)...};
+  std::array<const double*, sizeof...(Tensors)> data{};
+  for (size_t k = 0; k < in.size(); ++k) {
+    TORCH_CHECK(in[k].defined() && in[k].sizes() == in[0].sizes(),
+                "elementwise_float64: inputs must be defined and of one shape");
+    data[k] = in[k].template data_ptr<double>();
+  }
+  auto out = at::empty(in[0].sizes(), at::TensorOptions().dtype(at::kDouble));
+  detail::elementwise_loop(f, data, out.template data_ptr<double>(), out.numel(),
+                           std::index_sequence_for<Tensors...>{});
+  return out;
+}
+
+}  // namespace kprop
