@@ -15,6 +15,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/common/host_values.h"
@@ -38,13 +39,18 @@ class DeviceTensor {
  public:
   DeviceTensor() = default;
 
-  // An input: its values, read-only by convention.
+  // An input, read-only: read in place when it already is contiguous in the compute
+  // type (no copy: kprop makes thousands of small calls a second), else converted.
   DeviceTensor(std::string name, const at::Tensor& t)
-      : name_(std::move(name)),
-        storage_(t.scalar_type()),
-        sizes_(t.sizes().vec()),
-        data_(static_cast<size_t>(t.numel())) {
-    read_values(t, data_.data());
+      : name_(std::move(name)), storage_(t.scalar_type()), sizes_(t.sizes().vec()),
+        numel_(t.numel()) {
+    if (t.scalar_type() == compute_type() && t.is_contiguous()) {
+      input_ = t;  // keeps the memory alive
+      borrowed_ = t.data_ptr<Acc>();
+    } else {
+      data_.resize(static_cast<size_t>(numel_));
+      read_values(t, data_.data());
+    }
   }
 
   // A buffer the kernel allocates: torch.empty (poisoned with NaN) or torch.zeros.
@@ -54,15 +60,15 @@ class DeviceTensor {
     t.name_ = std::move(name);
     t.storage_ = storage;
     t.sizes_ = std::move(sizes);
-    int64_t n = 1;
-    for (int64_t s : t.sizes_) n *= s;
-    t.data_.assign(n, zeroed ? Acc(0) : std::numeric_limits<Acc>::quiet_NaN());
-    t.writer_.assign(n, kNoWriter);
+    t.numel_ = 1;
+    for (int64_t s : t.sizes_) t.numel_ *= s;
+    t.data_.assign(t.numel_, zeroed ? Acc(0) : std::numeric_limits<Acc>::quiet_NaN());
+    t.writer_.assign(t.numel_, kNoWriter);
     return t;
   }
 
   bool defined() const { return !sizes_.empty(); }
-  int64_t numel() const { return static_cast<int64_t>(data_.size()); }
+  int64_t numel() const { return numel_; }
   at::ScalarType storage() const { return storage_; }
 
   Acc load(int64_t offset, const char* site) const {
@@ -70,11 +76,12 @@ class DeviceTensor {
       MemcheckLog::record(MemoryFinding::Kind::out_of_bounds_load, name_, site, offset, numel());
       return Acc(0);
     }
-    return data_[offset];
+    return borrowed_ != nullptr ? borrowed_[offset] : data_[offset];
   }
 
   // `task` identifies the program instance (grid task) that stores.
   void store(int64_t offset, Acc v, int64_t task, const char* site) {
+    TORCH_CHECK(borrowed_ == nullptr, "DeviceTensor: ", name_, " is an input, not a buffer");
     if (offset < 0 || offset >= numel()) {
       MemcheckLog::record(MemoryFinding::Kind::out_of_bounds_store, name_, site, offset, numel());
       return;
@@ -87,17 +94,24 @@ class DeviceTensor {
     data_[offset] = round_to(storage_, v);
   }
 
-  // Host-side view of the values (after the kernel), in the compute type.
+  // Host-side view of a buffer's values (after the kernel), in the compute type.
   const std::vector<Acc>& values() const { return data_; }
 
-  // The tensor as the host would see it: in its storage dtype.
+  // A buffer as the host would see it: in its storage dtype.
   at::Tensor to_tensor() const { return tensor_of(data_.data(), sizes_, storage_); }
 
  private:
+  static at::ScalarType compute_type() {
+    return std::is_same<Acc, double>::value ? at::kDouble : at::kFloat;
+  }
+
   std::string name_;
   at::ScalarType storage_ = at::kFloat;
   std::vector<int64_t> sizes_;
-  std::vector<Acc> data_;
+  int64_t numel_ = 0;
+  at::Tensor input_;               // an input read in place ...
+  const Acc* borrowed_ = nullptr;  // ... through this pointer
+  std::vector<Acc> data_;          // a buffer, or a converted input
   static constexpr int64_t kNoWriter = -1;
   std::vector<int64_t> writer_;  // outputs only: last task that stored each element
 };
