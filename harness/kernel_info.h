@@ -61,12 +61,15 @@ class KernelInfo {
 
   // Per element, a bound on |implementation - exact| for an implementation that computes
   // `p` in its dtype as the kernel's numerics policy says (DESIGN.md §5). `reference`
-  // holds the float64 reference outputs and gradients for `cotangents`. `joined_partials`
-  // counts partial results rounded to the output dtype and summed outside the kernel, as
-  // when a metamorphic relation joins the results of several calls.
+  // holds the float64 reference outputs and gradients for `cotangents`.
+  // `joined_partials` has one entry per computation that a check compares: how many
+  // partial results it rounded to the output dtype and summed outside the kernel (0 for
+  // one call, 1 when a metamorphic relation joins the results of several calls). Each
+  // computation is within its own bound of the exact result, so the bounds add up:
+  // {0} for implementation vs exact, {0, 0} for two tilings, {0, 1} for whole vs joined.
   virtual NamedTensors error_bounds(const Problem& p, const NamedTensors& cotangents,
                                     const NamedTensors& reference,
-                                    int joined_partials = 0) const = 0;
+                                    const std::vector<int>& joined_partials) const = 0;
 
   // Where in a tensor an element lies, for signatures ("dh0", "dweight head taps").
   virtual std::string region(const Problem& p, const std::string& tensor,

@@ -1,7 +1,5 @@
 #include "harness/properties/calls.h"
 
-#include <functional>
-
 #include "harness/random_tensor.h"
 #include "kernels/common/host_values.h"
 
@@ -75,23 +73,6 @@ NamedTensors random_cotangents(const KernelInfo& kernel, const Problem& p,
 NamedTensors merged(const NamedTensors& a, const NamedTensors& b) {
   NamedTensors out = a;
   for (const auto& [name, t] : b) out.set(name, t);
-  return out;
-}
-
-NamedTensors scaled(const NamedTensors& t, double factor) {
-  NamedTensors out;
-  for (const auto& [name, x] : t)
-    out.set(name, x.defined() ? elementwise_float64([factor](double v) { return v * factor; }, x)
-                              : x);
-  return out;
-}
-
-NamedTensors added(const NamedTensors& a, const NamedTensors& b) {
-  NamedTensors out;
-  for (const auto& [name, x] : a) {
-    const auto y = b.get(name);
-    out.set(name, x.defined() && y.defined() ? elementwise_float64(std::plus<double>(), x, y) : x);
-  }
   return out;
 }
 

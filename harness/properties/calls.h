@@ -42,8 +42,6 @@ NamedTensors random_cotangents(const KernelInfo& kernel, const Problem& p,
                                const NamedTensors& outputs);
 
 NamedTensors merged(const NamedTensors& a, const NamedTensors& b);
-NamedTensors scaled(const NamedTensors& t, double factor);
-NamedTensors added(const NamedTensors& a, const NamedTensors& b);  // a + b where both exist
 NamedTensors to_float64(const NamedTensors& t);
 
 }  // namespace kprop

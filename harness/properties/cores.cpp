@@ -30,9 +30,8 @@ class CoreInvariance final : public Property {
     const auto other_out = calls.forward(other);
     const auto other_grads = calls.backward(other, cot);
     // Each tiling is within the derived bound of the exact result: two bounds apart.
-    const auto reference =
-        calls.reference(p, cot);
-    const auto allowed = scaled(kernel.error_bounds(p, cot, reference), 2.0);
+    const auto reference = calls.reference(p, cot);
+    const auto allowed = kernel.error_bounds(p, cot, reference, /*joined_partials=*/{0, 0});
     v.tensors = compare(kernel, p, merged(out, grads), merged(other_out, other_grads),
                         allowed, "cores " + std::to_string(other.c.num_cores));
     conclude(v);

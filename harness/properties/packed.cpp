@@ -41,10 +41,9 @@ class PackedVsSeparate final : public Property {
                                  kernel.join_separate_grads(packed, part_grads));
     // Each side is within its derived bound of the exact result; the joined side sums
     // partial results that were rounded to the output dtype first.
-    const auto reference =
-        calls.reference(packed, cot);
-    const auto allowed = added(kernel.error_bounds(packed, cot, reference),
-                               kernel.error_bounds(packed, cot, reference, /*joined_partials=*/1));
+    const auto reference = calls.reference(packed, cot);
+    const auto allowed =
+        kernel.error_bounds(packed, cot, reference, /*joined_partials=*/{0, 1});
     v.tensors = compare(kernel, packed, merged(out, grads), separate, allowed, "packed");
     conclude(v);
     return v;

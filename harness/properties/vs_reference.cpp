@@ -26,9 +26,8 @@ class VsReference final : public Property {
     const auto outputs = calls.forward(p);
     const auto cot = random_cotangents(kernel, p, outputs);
     const auto grads = calls.backward(p, cot);
-    const auto reference =
-        calls.reference(p, cot);
-    const auto bounds = kernel.error_bounds(p, cot, reference);
+    const auto reference = calls.reference(p, cot);
+    const auto bounds = kernel.error_bounds(p, cot, reference, /*joined_partials=*/{0});
     v.tensors = compare(kernel, p, merged(outputs, grads), reference, bounds);
     conclude(v);
     return v;

@@ -297,7 +297,7 @@ CaseTolerance measure_tolerance(const Case& c, const std::vector<double>& rtols,
     return out;
   }
   const auto reference = calls.reference(p, cot);
-  const auto bounds = kernel.error_bounds(p, cot, reference);
+  const auto bounds = kernel.error_bounds(p, cot, reference, /*joined_partials=*/{0});
   for (const TensorError& e : compare(kernel, p, actual, reference, bounds))
     out.tensors.push_back(
         tolerance_of(kernel, p, e, actual.get(e.tensor), reference.get(e.tensor), rtols));
