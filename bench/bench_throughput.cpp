@@ -10,10 +10,10 @@
 // through the dispatcher, derives the error bounds and compares. Prints Markdown.
 //
 // The rate is measured in thread CPU time, so that it is per core, and each population
-// is evaluated REPEATS times. On the shared 2-core machine the same run is up to 1.6x
-// slower when neighbours are busy (CPU time included), so the table gives the best
-// repeat — the machine's speed with the least interference, as Python's timeit reports
-// its minimum — and the median beside it.
+// is evaluated REPEATS times, round-robin over all populations. On the shared 2-core
+// machine the same run is up to 1.6x slower when neighbours are busy (CPU time included),
+// so the table gives the best round — the machine's speed with the least interference, as
+// Python's timeit reports its minimum — and the median beside it.
 #include <fmt/format.h>
 
 #include <ATen/Parallel.h>
@@ -35,27 +35,27 @@ double thread_cpu_seconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-struct Measurement {
-  std::vector<double> rates;  // evaluations per CPU second, one per repeat
-  kprop::Tally tally;         // of the last repeat (every repeat gives the same verdicts)
-  double median() {
-    std::sort(rates.begin(), rates.end());
-    return rates[rates.size() / 2];
+// One population of cases of one property, evaluated once per round.
+struct Population {
+  std::string property, name;
+  std::vector<kprop::Case> cases;
+  std::vector<double> rates;  // evaluations per CPU second, one per round
+  kprop::Tally tally;         // of the last round (every round gives the same verdicts)
+
+  void evaluate_once() {
+    kprop::Tally t;
+    const double start = thread_cpu_seconds();
+    for (const auto& c : cases) t.count(kprop::evaluate(c));
+    rates.push_back(static_cast<double>(cases.size()) / (thread_cpu_seconds() - start));
+    tally = t;
   }
   double best() const { return *std::max_element(rates.begin(), rates.end()); }
-};
-
-Measurement measure(const std::vector<kprop::Case>& cases, int repeats) {
-  Measurement m;
-  for (int r = 0; r < repeats; ++r) {
-    kprop::Tally tally;
-    const double start = thread_cpu_seconds();
-    for (const auto& c : cases) tally.count(kprop::evaluate(c));
-    m.rates.push_back(static_cast<double>(cases.size()) / (thread_cpu_seconds() - start));
-    m.tally = tally;
+  double median() const {
+    auto sorted = rates;
+    std::sort(sorted.begin(), sorted.end());
+    return sorted[sorted.size() / 2];
   }
-  return m;
-}
+};
 
 }  // namespace
 
@@ -69,33 +69,38 @@ int main(int argc, char** argv) {
   fmt::print("| property | impl | population | cases | evaluations/s (best) | median | "
              "mean ms (best) | passed | rejected | skipped |\n"
              "|---|---|---|---|---|---|---|---|---|---|\n");
-  double small_seconds = 0;  // the mix: one small case of each property in turn
-  int64_t small_cases = 0;
+  std::vector<Population> populations;
   for (const auto& name : kernel.properties()) {
     if (only != "all" && only != name) continue;
-    const auto& property = kprop::find_property(name);
     kprop::CaseSpace space;
     space.impl = impl;
     space.property = name;
-    space.dtypes = property.dtypes();
+    space.dtypes = kprop::find_property(name).dtypes();
     space.max_segments = 4;
     space.max_length = 16;
-    std::vector<kprop::Case> drawn, small;
-    for (int64_t i = 0; small.size() < static_cast<size_t>(cases); ++i) {
+    Population drawn{name, "drawn", {}, {}, {}}, small{name, "small", {}, {}, {}};
+    for (int64_t i = 0; small.cases.size() < static_cast<size_t>(cases); ++i) {
       const auto c = kernel.draw(space, kprop::case_seed(7, i), 50).value();
-      if (static_cast<int64_t>(drawn.size()) < cases) drawn.push_back(c);
-      if (c.D == 32 && c.total_length() <= 16) small.push_back(c);
+      if (static_cast<int64_t>(drawn.cases.size()) < cases) drawn.cases.push_back(c);
+      if (c.D == 32 && c.total_length() <= 16) small.cases.push_back(c);
     }
-    for (const auto& [population, set] : {std::pair{"drawn", &drawn}, {"small", &small}}) {
-      auto m = measure(*set, repeats);
-      const double rate = m.best();
-      fmt::print("| {} | {} | {} | {} | {:.0f} | {:.0f} | {:.3f} | {} | {} | {} |\n", name,
-                 impl, population, set->size(), rate, m.median(), 1e3 / rate, m.tally.passed,
-                 m.tally.rejected, m.tally.skipped);
-      if (std::string(population) == "small") {
-        small_seconds += static_cast<double>(set->size()) / rate;
-        small_cases += static_cast<int64_t>(set->size());
-      }
+    populations.push_back(std::move(drawn));
+    populations.push_back(std::move(small));
+  }
+  // Round-robin, so that every population sees the machine in the same states.
+  for (int r = 0; r < repeats; ++r)
+    for (auto& p : populations) p.evaluate_once();
+
+  double small_seconds = 0;  // the mix: one small case of each property in turn
+  int64_t small_cases = 0;
+  for (const auto& p : populations) {
+    const double rate = p.best();
+    fmt::print("| {} | {} | {} | {} | {:.0f} | {:.0f} | {:.3f} | {} | {} | {} |\n", p.property,
+               impl, p.name, p.cases.size(), rate, p.median(), 1e3 / rate, p.tally.passed,
+               p.tally.rejected, p.tally.skipped);
+    if (p.name == "small") {
+      small_seconds += static_cast<double>(p.cases.size()) / rate;
+      small_cases += static_cast<int64_t>(p.cases.size());
     }
   }
   if (only == "all")
