@@ -70,9 +70,7 @@ at::ScalarType scalar_type(DType d) {
 
 at::Tensor random_tensor(const std::vector<int64_t>& sizes, Distribution distribution,
                          uint64_t seed, uint64_t stream, DType dtype) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  std::vector<double> values(n);
+  std::vector<double> values(c10::multiply_integers(sizes));
   SplitMix64 rng(seed ^ (0xD1B54A32D192ED03ULL * (stream + 1)));
   for (double& v : values) v = draw(rng, distribution);
   return tensor_of(values.data(), sizes, scalar_type(dtype));

@@ -88,7 +88,7 @@ class AscendBackward {
       for (int64_t j = 0; j < BD; ++j)
         p_.db_slots.store(c.i_tg * D + channel(i_d, j), b_db_[j], task, "db store");
     if (p_.has_dht) route_dht(c, i_d);
-    for (int64_t r = 0; r < BT && o_t(c, r) < c.length; ++r)
+    for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < BD; ++j)
         p_.dx.store((c.bos + o_t(c, r)) * D + channel(i_d, j), b_dx_[r * BD + j], task,
                     "dx store");

@@ -47,7 +47,7 @@ at::Tensor forward_kernel(const Args& args, bool silu) {
             acc[r * BD + j] += v * weight.load(d * W + i_w + W - 1, "weight tile");
           }
         }
-      for (int64_t r = 0; r < BT && c.i_t * BT + r < c.length; ++r)
+      for (int64_t r = 0; r < rows; ++r)
         for (int64_t j = 0; j < BD; ++j) {
           const int64_t d = i_d * BD + j;
           Acc v = acc[r * BD + j];

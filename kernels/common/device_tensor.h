@@ -60,8 +60,7 @@ class DeviceTensor {
     t.name_ = std::move(name);
     t.storage_ = storage;
     t.sizes_ = std::move(sizes);
-    t.numel_ = 1;
-    for (int64_t s : t.sizes_) t.numel_ *= s;
+    t.numel_ = c10::multiply_integers(t.sizes_);
     t.data_.assign(t.numel_, zeroed ? Acc(0) : std::numeric_limits<Acc>::quiet_NaN());
     t.writer_.assign(t.numel_, kNoWriter);
     return t;
@@ -79,18 +78,17 @@ class DeviceTensor {
     return borrowed_ != nullptr ? borrowed_[offset] : data_[offset];
   }
 
-  // `task` identifies the program instance (grid task) that stores.
+  // `task` identifies the program instance (grid task) that stores. Only buffers (from
+  // allocate, which gives every element a writer) take stores.
   void store(int64_t offset, Acc v, int64_t task, const char* site) {
-    TORCH_CHECK(borrowed_ == nullptr, "DeviceTensor: ", name_, " is an input, not a buffer");
     if (offset < 0 || offset >= numel()) {
       MemcheckLog::record(MemoryFinding::Kind::out_of_bounds_store, name_, site, offset, numel());
       return;
     }
-    if (!writer_.empty()) {
-      if (writer_[offset] != kNoWriter && writer_[offset] != task)
-        MemcheckLog::record(MemoryFinding::Kind::write_conflict, name_, site, offset, numel());
-      writer_[offset] = task;
-    }
+    TORCH_CHECK(!writer_.empty(), "DeviceTensor: ", name_, " is an input, not a buffer");
+    if (writer_[offset] != kNoWriter && writer_[offset] != task)
+      MemcheckLog::record(MemoryFinding::Kind::write_conflict, name_, site, offset, numel());
+    writer_[offset] = task;
     data_[offset] = round_to(storage_, v);
   }
 

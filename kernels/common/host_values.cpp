@@ -27,8 +27,7 @@ void read_values(const at::Tensor& t, T* out) {
 
 at::Tensor converted(const at::Tensor& t, at::ScalarType dtype) {
   if (!t.defined() || !t.is_floating_point() || !at::isFloatingType(dtype)) return t;
-  if (t.scalar_type() == dtype && t.is_contiguous()) return t;
-  if (t.scalar_type() == dtype) return t.contiguous();
+  if (t.scalar_type() == dtype) return t.contiguous();  // t itself when contiguous
   const auto c = t.contiguous();
   auto out = at::empty(c.sizes(), at::TensorOptions().dtype(dtype));
   const int64_t n = c.numel();
