@@ -12,11 +12,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <map>
 #include <vector>
 
+#include "harness/identity.h"
+#include "harness/kernel_info.h"
 #include "harness/runner.h"
-#include "kernels/causal_conv1d/known_defects.h"
 
 namespace {
 
@@ -37,29 +40,35 @@ int main(int argc, char** argv) {
                                             "cores"};
 
   fmt::print("## First failure, per state and property (median over {} seeds)\n\n", seeds);
+  const auto& kernel = kprop::find_kernel("causal_conv1d");
   fmt::print("| state | property | found | cases | s to failure | s to minimal | "
-             "most common minimal signature |\n|---|---|---|---|---|---|---|\n");
+             "most common identity |\n|---|---|---|---|---|---|---|\n");
   for (const auto& impl : states)
     for (const auto& property : properties) {
       std::vector<double> cases, to_fail, to_min;
       std::map<std::string, int> signatures;
       for (int s = 0; s < seeds; ++s) {
         kprop::SearchOptions o;
+        o.kernel = kernel.name();
         o.impl = impl;
         o.properties = {property};
         o.cases = max_cases;
         o.seed = 1000 + s;
+        const auto start = std::chrono::steady_clock::now();
         const auto r = kprop::search(o);
         if (!r.failure) continue;
         cases.push_back(r.failure->case_number);
         to_fail.push_back(r.failure->seconds_to_find);
-        to_min.push_back(r.failure->seconds_to_find + r.failure->shrunk->seconds);
-        ++signatures[r.failure->verdict().signature()];
+        // Every new defect of the failing case is shrunk before search() returns.
+        to_min.push_back(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        ++signatures[r.failure->identity];
       }
       std::string common = "-";
       int best = 0;
       for (const auto& [sig, n] : signatures)
         if (n > best) best = n, common = sig.substr(sig.find('/', sig.find('/') + 1) + 1);
+      // (identities read kernel/impl/symptom {needs}: the table shows symptom {needs})
       fmt::print("| {} | {} | {}/{} | {} | {:.3f} | {:.3f} | {} |\n", impl, property,
                  cases.size(), seeds, median(cases), median(to_fail), median(to_min), common);
     }
@@ -69,24 +78,26 @@ int main(int argc, char** argv) {
   // met before it already shrunk and set aside); s to minimal adds its own shrinking.
   fmt::print("| defect | state | property | found | cases | s to find | s shrinking | "
              "s to minimal | example minimal case |\n|---|---|---|---|---|---|---|---|---|\n");
-  for (const auto& defect : kprop::causal_conv1d::known_defects())
+  for (const auto& defect : kernel.known_defects())
     for (const auto& impl : defect.impls) {
       std::vector<double> cases, seconds, to_find, shrinking;
       std::string example = "-";
       for (int s = 0; s < seeds; ++s) {
         kprop::SearchOptions o;
+        o.kernel = kernel.name();
         o.impl = impl;
         o.properties = {defect.property};
-        o.max_segments = defect.max_segments;
+        o.limits = defect.limits;
         o.cases = max_cases;
         o.seed = 1000 + s;
-        const auto h = kprop::hunt(o, defect.shows);
+        const auto h =
+            kprop::hunt(o, [&](const kprop::Failure& f) { return kprop::shows(defect, f); });
         if (!h.match) continue;
         cases.push_back(h.cases);
         seconds.push_back(h.seconds);
         to_find.push_back(h.seconds - h.match->shrunk->seconds);
         shrinking.push_back(h.match->shrunk->seconds);
-        if (example == "-") example = kprop::summary(h.match->minimal());
+        if (example == "-") example = kprop::summary(kernel.schema(), h.match->minimal());
       }
       fmt::print("| {} | {} | {} | {}/{} | {} | {:.3f} | {:.3f} | {:.3f} | {} |\n", defect.name,
                  impl, defect.property, cases.size(), seeds, median(cases), median(to_find),

@@ -22,7 +22,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <numeric>
 
+#include "generators/draw.h"
 #include "harness/kernel_info.h"
 #include "harness/property.h"
 #include "harness/runner.h"
@@ -76,13 +78,16 @@ int main(int argc, char** argv) {
     space.impl = impl;
     space.property = name;
     space.dtypes = kprop::find_property(name).dtypes();
-    space.max_segments = 4;
-    space.max_length = 16;
+    space.limits = {{"max_segments", 4}, {"max_length", 16}};
+    space.size = 50;
     Population drawn{name, "drawn", {}, {}, {}}, small{name, "small", {}, {}, {}};
     for (int64_t i = 0; small.cases.size() < static_cast<size_t>(cases); ++i) {
-      const auto c = kernel.draw(space, kprop::case_seed(7, i), 50).value();
+      kprop::RandomChoices choices(kprop::case_seed(7, i));
+      const auto c = kprop::draw_case(kernel.schema(), choices, space);
       if (static_cast<int64_t>(drawn.cases.size()) < cases) drawn.cases.push_back(c);
-      if (c.D == 32 && c.total_length() <= 16) small.cases.push_back(c);
+      const auto& lengths = c.integers("lengths");
+      const int64_t total = std::accumulate(lengths.begin(), lengths.end(), int64_t{0});
+      if (c.integer("D") == 32 && total <= 16) small.cases.push_back(c);
     }
     populations.push_back(std::move(drawn));
     populations.push_back(std::move(small));

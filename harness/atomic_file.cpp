@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/errors.h"
+#include "generators/errors.h"
 
 namespace kprop {
 

@@ -7,7 +7,8 @@
 #include <sstream>
 
 #include "harness/atomic_file.h"
-#include "harness/errors.h"
+#include "generators/errors.h"
+#include "harness/kernel_info.h"
 
 namespace kprop {
 
@@ -92,48 +93,55 @@ class Fields {
 }  // namespace
 
 json case_to_json(const Case& c) {
-  return json{{"kernel", c.kernel},
-              {"impl", c.impl},
-              {"property", c.property},
-              {"layout", to_string(c.layout)},
-              {"lengths", c.lengths},
-              {"D", c.D},
-              {"W", c.W},
-              {"num_cores", c.num_cores},
-              {"dtype", to_string(c.dtype)},
-              {"activation", to_string(c.activation)},
-              {"bias", c.has_bias},
-              {"initial_state", c.has_initial_state},
-              {"final_state_grad", c.has_final_state_grad},
-              {"splits", c.splits},
-              {"seed", c.seed},
-              {"distribution", to_string(c.distribution)}};
+  json j{{"kernel", c.kernel}, {"impl", c.impl}, {"property", c.property}};
+  const Schema& schema = find_kernel(c.kernel).schema();
+  // The schema's order, so that files read like the kernel's declaration.
+  for (const auto& spec : schema.params) {
+    const auto it = c.params.find(spec.name);
+    if (it == c.params.end()) continue;
+    std::visit([&](const auto& v) { j[spec.name] = v; }, it->second);
+  }
+  j["dtype"] = to_string(c.dtype);
+  j["seed"] = c.seed;
+  j["distribution"] = to_string(c.distribution);
+  return j;
 }
 
 Case case_from_json(const json& j, const std::string& where) {
   const Fields f(j, where);
-  f.only({"kernel", "impl", "property", "layout", "lengths", "D", "W", "num_cores", "dtype",
-          "activation", "bias", "initial_state", "final_state_grad", "splits", "seed",
-          "distribution"});
   Case c;
   c.kernel = f.text("kernel");
+  const KernelInfo* kernel = nullptr;
+  try {
+    kernel = &find_kernel(c.kernel);
+  } catch (const UsageError& e) {
+    f.fail("kernel", e.what());
+  }
+  const Schema& schema = kernel->schema();
+  std::set<std::string> known{"kernel", "impl", "property", "dtype", "seed", "distribution"};
+  for (const auto& spec : schema.params) known.insert(spec.name);
+  f.only(known);
   c.impl = f.text("impl");
   c.property = f.text("property");
-  c.layout = f.choice<Layout>("layout", parse_layout);
-  c.lengths = f.integers("lengths");
-  c.D = f.integer("D");
-  c.W = f.integer("W");
-  c.num_cores = f.integer("num_cores");
   c.dtype = f.choice<DType>("dtype", parse_dtype);
-  c.activation = f.choice<Activation>("activation", parse_activation);
-  c.has_bias = f.boolean("bias");
-  c.has_initial_state = f.boolean("initial_state");
-  c.has_final_state_grad = f.boolean("final_state_grad");
-  c.splits = f.integers("splits");
   c.seed = f.unsigned_integer("seed");
   c.distribution = f.choice<Distribution>("distribution", parse_distribution);
+  for (const auto& spec : schema.params) {
+    if (!j.contains(spec.name)) {
+      // A file written before the parameter existed.
+      if (!spec.before_it_existed) f.fail(spec.name, "missing");
+      c.params[spec.name] = *spec.before_it_existed;
+      continue;
+    }
+    switch (spec.type) {
+      case ParamType::integer: c.params[spec.name] = f.integer(spec.name); break;
+      case ParamType::flag: c.params[spec.name] = f.boolean(spec.name); break;
+      case ParamType::choice: c.params[spec.name] = f.text(spec.name); break;
+      case ParamType::integers: c.params[spec.name] = f.integers(spec.name); break;
+    }
+  }
   // validate() names fields as "lengths[1]: ..."; prefix them with where they are.
-  const auto problems = validate(c);
+  const auto problems = validate(schema, c);
   if (!problems.empty()) throw CaseError(fmt::format("{}.{}", where, problems.front()));
   return c;
 }
@@ -153,34 +161,42 @@ json to_json(const CaseFile& f) {
          {"case", case_to_json(f.c)},
          {"expect", expect},
          {"signature", f.signature},
+         {"identity", f.identity},
          {"inputs_fingerprint", f.inputs_fingerprint},
          {"provenance", f.provenance}};
+  if (!f.shrinks_to.empty()) j["shrinks_to"] = f.shrinks_to;
   if (!f.notes.empty()) j["notes"] = f.notes;
   return j;
 }
 
 CaseFile case_file_from_json(const json& j, const std::string& path) {
   const Fields f(j, path);
-  f.only({"schema", "case", "expect", "signature", "inputs_fingerprint", "provenance", "notes"});
+  f.only({"schema", "case", "expect", "signature", "identity", "inputs_fingerprint",
+          "provenance", "shrinks_to", "notes"});
   const std::string schema = f.text("schema");
-  if (schema != kCaseSchema)
-    f.fail("schema", fmt::format("'{}' is not {}", schema, kCaseSchema));
+  if (schema != kCaseSchema && schema != kCaseSchemaV1)
+    f.fail("schema", fmt::format("'{}' is neither {} nor {}", schema, kCaseSchema, kCaseSchemaV1));
   CaseFile out;
   out.path = path;
   out.c = case_from_json(f.need("case"), path + ": case");
-  const json& expect = f.need("expect");
-  if (!expect.is_object() || expect.empty())
-    f.fail("expect", "must map implementations to verdicts, e.g. {\"reference\": \"pass\"}");
-  for (const auto& [impl, status] : expect.items()) {
-    if (!status.is_string()) f.fail("expect." + impl, "must be a string");
-    out.expect[impl] = parse_status(status.get<std::string>(), path + ": expect." + impl);
+  // A hand-written case needs only its case: `kprop shrink` fills in the rest.
+  if (j.contains("expect")) {
+    const json& expect = j.at("expect");
+    if (!expect.is_object() || expect.empty())
+      f.fail("expect", "must map implementations to verdicts, e.g. {\"reference\": \"pass\"}");
+    for (const auto& [impl, status] : expect.items()) {
+      if (!status.is_string()) f.fail("expect." + impl, "must be a string");
+      out.expect[impl] = parse_status(status.get<std::string>(), path + ": expect." + impl);
+    }
   }
-  out.signature = f.text("signature");
+  if (j.contains("signature")) out.signature = f.text("signature");
+  if (j.contains("identity")) out.identity = f.text("identity");
   out.inputs_fingerprint = j.contains("inputs_fingerprint") ? f.text("inputs_fingerprint") : "";
   if (j.contains("provenance")) {
     if (!j.at("provenance").is_object()) f.fail("provenance", "must be an object");
     out.provenance = j.at("provenance");
   }
+  if (j.contains("shrinks_to")) out.shrinks_to = f.text("shrinks_to");
   if (j.contains("notes")) out.notes = f.text("notes");
   return out;
 }

@@ -1,14 +1,13 @@
 // Case files: one minimized case per human-readable JSON file (DESIGN.md §6).
 //
 //   {
-//     "schema": "kprop-case/1",
+//     "schema": "kprop-case/2",
 //     "case": { "kernel": "causal_conv1d", "impl": "tiled@clamped", "property": "packed",
-//               "layout": "packed", "lengths": [1, 1], "D": 32, "W": 3, "num_cores": 1,
-//               "dtype": "float32", "activation": "none", "bias": false,
-//               "initial_state": true, "final_state_grad": false, "splits": [],
-//               "seed": 123, "distribution": "normal" },
+//               ... the kernel's parameters, flat, as its schema names them ...
+//               "dtype": "float32", "seed": 123, "distribution": "normal" },
 //     "expect": { "reference": "pass", "tiled": "pass", "tiled@clamped": "fail", ... },
 //     "signature": "causal_conv1d/tiled@clamped/packed/dw [taps that read h0], dh0",
+//     "identity": "causal_conv1d/tiled@clamped/dw [taps that read h0] {2 lengths, initial_state}",
 //     "inputs_fingerprint": "fnv1a64:...",
 //     "provenance": { "found_by": "...", "search_seed": 1, "case_number": 4,
 //                     "shrink_steps": 6, "date": "2026-11-30", "defect": "..." },
@@ -30,15 +29,19 @@
 
 namespace kprop {
 
-inline constexpr const char* kCaseSchema = "kprop-case/1";
+inline constexpr const char* kCaseSchema = "kprop-case/2";
+// Version 1 had the same flat keys for causal_conv1d and no identity: it still reads.
+inline constexpr const char* kCaseSchemaV1 = "kprop-case/1";
 
 struct CaseFile {
   std::string path;  // where it was read from; empty for a new one
   Case c;
   std::map<std::string, Verdict::Status> expect;  // implementation -> expected status
   std::string signature;                          // of c.impl's failure, if it fails
+  std::string identity;                           // which defect (harness/identity.h)
   std::string inputs_fingerprint;                 // of the materialized inputs
   nlohmann::json provenance = nlohmann::json::object();
+  std::string shrinks_to;  // a case as reported upstream: the minimal case kprop shrank it to
   std::string notes;
 };
 

@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "harness/errors.h"
+#include "generators/errors.h"
 #include "harness/fingerprint.h"
+#include "harness/identity.h"
 #include "harness/implementations.h"
 #include "harness/kernel_info.h"
 #include "harness/property.h"
@@ -32,22 +33,25 @@ std::vector<std::string> case_files_under(const std::vector<std::string>& paths)
   return files;
 }
 
-std::map<std::string, std::string> corpus_signatures(const std::string& dir) {
+std::map<std::string, std::string> corpus_identities(const std::string& dir) {
   std::map<std::string, std::string> found;
   if (!fs::is_directory(dir)) return found;
   for (const auto& path : case_files_under({dir})) {
     try {
-      found.emplace(read_case_file(path).signature, path);
+      const CaseFile f = read_case_file(path);
+      if (!f.identity.empty()) found.emplace(f.identity, path);
     } catch (const CaseError&) {
-      // A broken file holds no signature.
+      // A broken file holds no identity.
+    } catch (const UsageError&) {
+      // Nor does a case of a kernel this build does not have.
     }
   }
   return found;
 }
 
-std::optional<std::string> find_signature(const std::string& dir, const std::string& signature) {
-  const auto found = corpus_signatures(dir);
-  const auto it = found.find(signature);
+std::optional<std::string> find_identity(const std::string& dir, const std::string& identity) {
+  const auto found = corpus_identities(dir);
+  const auto it = found.find(identity);
   if (it == found.end()) return std::nullopt;
   return it->second;
 }
@@ -56,6 +60,7 @@ CaseFile describe_failure(const Failure& f, nlohmann::json provenance, std::stri
   CaseFile out;
   out.c = f.minimal();
   out.signature = f.verdict().signature();
+  out.identity = f.identity;
   out.inputs_fingerprint = inputs_fingerprint(find_kernel(out.c.kernel).materialize(out.c));
   out.provenance = std::move(provenance);
   out.notes = std::move(notes);
@@ -72,17 +77,20 @@ CaseFile describe_failure(const Failure& f, nlohmann::json provenance, std::stri
 }
 
 std::string corpus_file_name(const CaseFile& f) {
-  std::string tensor = f.signature.substr(f.signature.rfind('/') + 1);
+  std::string tensor = f.identity.empty() ? f.signature.substr(f.signature.rfind('/') + 1)
+                                          : symptom_of(f.identity);
   tensor = tensor.substr(0, tensor.find_first_of(" ,;["));
   std::string name = fmt::format("{}-{}-{}", f.c.impl, f.c.property, tensor);
   for (auto& ch : name)
     if (!isalnum(static_cast<unsigned char>(ch)) && ch != '-') ch = '_';
   return fmt::format("{}-{:08x}.json", name,
-                     static_cast<uint32_t>(std::hash<std::string>{}(f.signature)));
+                     static_cast<uint32_t>(std::hash<std::string>{}(
+                         f.identity.empty() ? f.signature : f.identity)));
 }
 
 Kept keep(const std::string& dir, const CaseFile& f, const std::string& name) {
-  if (auto existing = find_signature(dir, f.signature)) return {*existing, false};
+  if (!f.identity.empty())
+    if (auto existing = find_identity(dir, f.identity)) return {*existing, false};
   const std::string path =
       (fs::path(dir) / f.c.kernel / (name.empty() ? corpus_file_name(f) : name)).string();
   write_case_file(path, f);

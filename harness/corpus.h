@@ -18,26 +18,28 @@ namespace kprop {
 // sorted. A path that does not exist is a CaseError.
 std::vector<std::string> case_files_under(const std::vector<std::string>& paths);
 
-// Signature -> case file, for every readable case file under `dir` (none if `dir` does
-// not exist). Unreadable files are skipped here; `kprop replay` names their fault.
-std::map<std::string, std::string> corpus_signatures(const std::string& dir);
+// Identity -> case file, for every readable case file under `dir` that has one (none if
+// `dir` does not exist). Unreadable files are skipped here; `kprop replay` names their
+// fault.
+std::map<std::string, std::string> corpus_identities(const std::string& dir);
 
-// The case file under `dir` that already holds `signature`, if any.
-std::optional<std::string> find_signature(const std::string& dir, const std::string& signature);
+// The case file under `dir` that already holds `identity`, if any.
+std::optional<std::string> find_identity(const std::string& dir, const std::string& identity);
 
-// The case file for a minimal failure: its case, signature and fingerprint, and the
-// verdict of every built-in implementation (and of the failing one) as expectations.
+// The case file for a minimal failure: its case, signature, identity and fingerprint,
+// and the verdict of every built-in implementation (and of the failing one) as
+// expectations.
 CaseFile describe_failure(const Failure& f, nlohmann::json provenance, std::string notes = "");
 
-// A short, readable file name: <impl>-<property>-<first failing tensor>-<hash>.json.
+// A short, readable file name: <impl>-<property>-<symptom's tensor>-<hash of identity>.json.
 std::string corpus_file_name(const CaseFile& f);
 
 struct Kept {
-  std::string path;  // the file written, or the one that already had the signature
+  std::string path;  // the file written, or the one that already had the identity
   bool written = false;
 };
-// Writes `f` under <dir>/<kernel>/ unless its signature is already in the corpus; `name`
-// replaces the generated file name.
+// Writes `f` under <dir>/<kernel>/ unless its identity is already in the corpus (one
+// defect, one entry); `name` replaces the generated file name.
 Kept keep(const std::string& dir, const CaseFile& f, const std::string& name = "");
 
 }  // namespace kprop

@@ -2,20 +2,13 @@
 
 #include <fmt/format.h>
 
-#include "harness/errors.h"
+#include "generators/errors.h"
 #include "kernels/common/dispatch.h"
 
 namespace kprop {
 
 std::vector<Implementation> builtin_implementations(const std::string& kernel) {
-  if (kernel != "causal_conv1d") return {};
-  return {
-      {"reference", "kprop_reference", "float64 loops over the contract's formulas (oracle)"},
-      {"tiled", "kprop_tiled", "Ascend grid and tiles, kprop's correct backward"},
-      {"tiled@original", "kprop_tiled_original", "Ascend backward as vendored"},
-      {"tiled@clamped", "kprop_tiled_clamped", "+ BT >= next_pow2(W), W <= 8"},
-      {"tiled@fixed", "kprop_tiled_fixed", "+ o_t < T_len in head-row and dh0 loads"},
-  };
+  return find_kernel(kernel).implementations();
 }
 
 Implementation resolve_implementation(const std::string& kernel, const std::string& name) {

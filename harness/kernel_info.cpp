@@ -3,13 +3,20 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "harness/errors.h"
+#include <algorithm>
+
+#include "generators/errors.h"
 #include "harness/random_tensor.h"
 #include "kernels/common/host_values.h"
 
 namespace kprop {
 
-const KernelInfo& causal_conv1d_info();  // kernels/causal_conv1d/info.cpp
+namespace {
+std::vector<std::unique_ptr<KernelInfo>>& kernels() {
+  static std::vector<std::unique_ptr<KernelInfo>> all;
+  return all;
+}
+}  // namespace
 
 Problem KernelInfo::in_dtype(const Problem& p, DType dtype) const {
   Problem out{p.c, {}};
@@ -19,10 +26,29 @@ Problem KernelInfo::in_dtype(const Problem& p, DType dtype) const {
   return out;
 }
 
-std::vector<std::string> kernel_names() { return {"causal_conv1d"}; }
+bool register_kernel(std::unique_ptr<KernelInfo> kernel) {
+  for (const auto& k : kernels())
+    if (k->name() == kernel->name()) return false;  // a library loaded twice
+  kernels().push_back(std::move(kernel));
+  return true;
+}
+
+std::vector<std::string> kernel_names() {
+  std::vector<std::string> names;
+  for (const auto& k : kernels()) names.push_back(k->name());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string default_kernel() {
+  const auto names = kernel_names();
+  if (names.empty()) throw UsageError("no kernel is registered");
+  return names.front();
+}
 
 const KernelInfo& find_kernel(const std::string& name) {
-  if (name == "causal_conv1d") return causal_conv1d_info();
+  for (const auto& k : kernels())
+    if (k->name() == name) return *k;
   throw UsageError(fmt::format("unknown kernel '{}'; known kernels: {}", name,
                                fmt::join(kernel_names(), ", ")));
 }

@@ -1,23 +1,28 @@
 // KernelInfo: everything kprop knows about one kernel, in one place (as PyTorch's OpInfo).
 //
-// Properties are generic: they ask the KernelInfo to draw and materialize cases, to call
-// an implementation's forward and backward, for the derived error bound of each output,
-// and — for the metamorphic properties — how to split a call in two with the state
-// handed on, or how to run packed sequences one by one. A kernel that cannot do one of
-// these says so (`std::nullopt`), and the property does not apply.
+// Properties are generic: they ask the KernelInfo for its schema (which generates,
+// validates and shrinks cases), to materialize a case's tensors, to call an
+// implementation's forward and backward, and for the derived error bound of each output.
+// What only some kernels have is an optional family: a kernel with packed sequences
+// and a state handed from call to call has a SequenceFamily (harness/sequence_family.h);
+// one without it (an element-wise kernel) simply skips the properties that need it.
+// Kernels register themselves at load time (register_kernel), as properties do.
 #pragma once
 
-#include <rapidcheck/Shrinkable.h>
-
+#include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "generators/case.h"
-#include "generators/causal_conv1d.h"
+#include "generators/schema.h"
 #include "harness/named_tensors.h"
 
 namespace kprop {
+
+class SequenceFamily;
 
 // Naming: inputs and outputs have short names ("x", "w", "h0"; "y", "ht"); a gradient or
 // cotangent is "d" + the name it belongs to ("dx", "dh0"; "dy", "dht").
@@ -29,10 +34,26 @@ struct Problem {
   NamedTensors inputs;
 };
 
-// A call split in two: `second` continues where `first` stops; its state input is filled
-// from `first`'s outputs by KernelInfo::hand_on.
-struct ChunkedProblem {
-  Problem whole, first, second;
+// An implementation by name: an operator pair `<op_namespace>::<kernel>_fwd/_bwd`.
+struct Implementation {
+  std::string name;          // as the user writes it
+  std::string op_namespace;  // where its operators live
+  std::string about;
+};
+
+// A defect kprop knows, as a predicate on a minimal failure: which implementations have
+// it, which property hunts it, the symptom it shows and the shape of its minimal case.
+// Detection tests, the benchmark, `kprop hunt` and the corpus share this one list.
+struct KnownDefect {
+  std::string name;                // e.g. "dh0 over-count"
+  std::string summary;             // what goes wrong and why, in one sentence
+  std::vector<std::string> impls;  // implementations that have it
+  std::string property;            // the property that hunts it
+  std::map<std::string, int64_t> limits;  // a tighter space where that isolates it
+  bool reported_upstream = true;   // false: first found by kprop
+  std::string symptom;             // e.g. "dh0 [sequence shorter than W]" (harness/identity.h)
+  // Does a minimal case that shows `symptom` have this defect's shape?
+  std::function<bool(const Case& minimal)> shape;
 };
 
 class KernelInfo {
@@ -42,9 +63,13 @@ class KernelInfo {
   virtual std::string name() const = 0;
   virtual std::vector<DType> dtypes() const = 0;
   virtual std::vector<std::string> properties() const = 0;
+  // Built-in implementations, the float64 reference first; the default one to test.
+  virtual std::vector<Implementation> implementations() const = 0;
+  virtual std::string default_implementation() const = 0;
 
-  // Generation: a deterministic shrinkable draw, and the tensors of a case (from its seed).
-  virtual rc::Shrinkable<Case> draw(const CaseSpace& space, uint64_t seed, int size) const = 0;
+  // The parameters of its cases and how to draw and shrink them.
+  virtual const Schema& schema() const = 0;
+  // The tensors of a case, from its seed.
   virtual Problem materialize(const Case& c) const = 0;
   // The same call in another dtype (inputs converted; integer inputs kept).
   Problem in_dtype(const Problem& p, DType dtype) const;
@@ -75,38 +100,20 @@ class KernelInfo {
   virtual std::string region(const Problem& p, const std::string& tensor,
                              int64_t flat_index) const = 0;
 
-  // Metamorphic structure; std::nullopt where it does not apply to this problem.
-  virtual std::optional<ChunkedProblem> split(const Problem& whole) const = 0;
-  // Hands first's final state on as second's initial state.
-  virtual void hand_on(ChunkedProblem& chunked, const NamedTensors& first_outputs) const = 0;
-  // Cotangents of the whole call that touch only what `second` computes.
-  virtual NamedTensors later_part_only(const ChunkedProblem& chunked,
-                                       const NamedTensors& whole_cotangents) const = 0;
-  // Cotangents of `second` from the whole's; of `first` from the whole's and second's grads.
-  virtual NamedTensors second_cotangents(const ChunkedProblem& chunked,
-                                         const NamedTensors& whole_cotangents) const = 0;
-  virtual NamedTensors first_cotangents(const ChunkedProblem& chunked,
-                                        const NamedTensors& whole_cotangents,
-                                        const NamedTensors& second_grads) const = 0;
-  // Outputs (or gradients) of the two parts in the whole call's layout.
-  virtual NamedTensors join_outputs(const ChunkedProblem& chunked, const NamedTensors& first,
-                                    const NamedTensors& second) const = 0;
-  virtual NamedTensors join_grads(const ChunkedProblem& chunked, const NamedTensors& first,
-                                  const NamedTensors& second) const = 0;
+  // The same case on other hardware (another core count): results must not change.
+  // std::nullopt for a kernel without tiling hints.
+  virtual std::optional<Case> retiled(const Case&) const { return std::nullopt; }
 
-  // Packed sequences as separate calls, and the way back to the packed layout.
-  virtual std::optional<std::vector<Problem>> separate(const Problem& packed) const = 0;
-  virtual NamedTensors join_separate_outputs(const Problem& packed,
-                                             const std::vector<NamedTensors>& parts) const = 0;
-  virtual NamedTensors join_separate_grads(const Problem& packed,
-                                           const std::vector<NamedTensors>& parts) const = 0;
-  // The cotangents of part i of a separated problem.
-  virtual NamedTensors separate_cotangents(const Problem& packed, size_t part,
-                                           const NamedTensors& cotangents) const = 0;
+  // Packed sequences and state handed on; nullptr for kernels without them.
+  virtual const SequenceFamily* sequences() const { return nullptr; }
+
+  virtual std::vector<KnownDefect> known_defects() const { return {}; }
 };
 
-// Registry of kernels by name.
+// Registry of kernels by name; each kernel registers itself at load time.
+bool register_kernel(std::unique_ptr<KernelInfo> kernel);
 const KernelInfo& find_kernel(const std::string& name);  // throws UsageError listing known ones
-std::vector<std::string> kernel_names();
+std::vector<std::string> kernel_names();                 // sorted
+std::string default_kernel();                            // the first of kernel_names()
 
 }  // namespace kprop

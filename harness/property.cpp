@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "harness/errors.h"
+#include "generators/errors.h"
 #include "harness/properties/calls.h"
 #include "harness/properties/registry.h"
 
@@ -36,10 +36,10 @@ const Property& find_property(const std::string& name) {
 }
 
 Verdict evaluate(const Case& c) {
-  const auto problems = validate(c);
+  const KernelInfo& kernel = find_kernel(c.kernel);
+  const auto problems = validate(kernel.schema(), c);
   if (!problems.empty())
     throw CaseError(fmt::format("impossible case: {}", fmt::join(problems, "; ")));
-  const KernelInfo& kernel = find_kernel(c.kernel);
   const Implementation impl = resolve_implementation(c.kernel, c.impl);
   const Property& property = find_property(c.property);
   try {

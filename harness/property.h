@@ -21,6 +21,10 @@ class Property {
   // Checks one case. Implementation errors propagate as c10::Error (see evaluate()).
   virtual Verdict check(const KernelInfo& kernel, const Implementation& impl,
                         const Case& c) const = 0;
+  // The cases of the calls this property makes on `c` (a metamorphic relation calls the
+  // implementation on parts of the case): where a failure is localized, by comparing
+  // each call on its own with the reference (harness/runner.h).
+  virtual std::vector<Case> calls(const KernelInfo&, const Case& c) const { return {c}; }
 };
 
 const Property& find_property(const std::string& name);  // throws UsageError

@@ -3,23 +3,22 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "harness/kernel_info.h"
+
 namespace kprop {
 
 std::string format_case(const Case& c) {
   std::string s;
-  s += fmt::format("  kernel         {}\n", c.kernel);
-  s += fmt::format("  impl           {}\n", c.impl);
-  s += fmt::format("  property       {}\n", c.property);
-  s += fmt::format("  layout         {}\n", to_string(c.layout));
-  s += fmt::format("  lengths        {}\n", c.lengths);
-  s += fmt::format("  D, W           {}, {}\n", c.D, c.W);
-  s += fmt::format("  num_cores      {}\n", c.num_cores);
-  s += fmt::format("  dtype          {}\n", to_string(c.dtype));
-  s += fmt::format("  activation     {}\n", to_string(c.activation));
-  s += fmt::format("  bias, h0, dht  {}, {}, {}\n", c.has_bias, c.has_initial_state,
-                   c.has_final_state_grad);
-  if (!c.splits.empty()) s += fmt::format("  splits         {}\n", c.splits);
-  s += fmt::format("  data           seed {} ({})\n", c.seed, to_string(c.distribution));
+  s += fmt::format("  {:<18} {}\n", "kernel", c.kernel);
+  s += fmt::format("  {:<18} {}\n", "impl", c.impl);
+  s += fmt::format("  {:<18} {}\n", "property", c.property);
+  // Every parameter the kernel's schema declares, in its order.
+  for (const auto& spec : find_kernel(c.kernel).schema().params) {
+    const auto it = c.params.find(spec.name);
+    if (it != c.params.end()) s += fmt::format("  {:<18} {}\n", spec.name, to_text(it->second));
+  }
+  s += fmt::format("  {:<18} {}\n", "dtype", to_string(c.dtype));
+  s += fmt::format("  {:<18} seed {} ({})\n", "data", c.seed, to_string(c.distribution));
   return s;
 }
 

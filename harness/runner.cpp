@@ -1,7 +1,12 @@
 #include "harness/runner.h"
 
+#include <algorithm>
 #include <chrono>
+#include <sstream>
 
+#include "generators/draw.h"
+#include "generators/shrink.h"
+#include "harness/identity.h"
 #include "harness/kernel_info.h"
 #include "harness/property.h"
 
@@ -9,16 +14,22 @@ namespace kprop {
 
 namespace {
 
+// A case's full text: what a memo of its diagnosis is keyed by.
+std::string to_string_key(const Case& c) {
+  std::ostringstream os;
+  os << c;
+  return os.str();
+}
+
 using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// The dtypes a case of `property` may take under `options`.
-std::vector<DType> dtypes_for(const SearchOptions& options, const Property& property) {
-  if (!options.dtypes.empty()) return options.dtypes;
-  return property.dtypes();
+std::vector<DType> dtypes_for(const std::vector<DType>& wanted, const std::string& property) {
+  if (!wanted.empty()) return wanted;
+  return find_property(property).dtypes();
 }
 
 }  // namespace
@@ -40,53 +51,180 @@ uint64_t case_seed(uint64_t seed, int64_t index) {
   return z ^ (z >> 31);
 }
 
+CaseSpace search_space(const SearchOptions& options, const std::string& property, int64_t index) {
+  CaseSpace space;
+  space.impl = options.impl;
+  space.property = property;
+  space.dtypes = dtypes_for(options.dtypes, property);
+  space.limits = options.limits;
+  space.fixed = options.fixed;
+  // Sizes grow over the first cases, as RapidCheck's do: small cases first.
+  space.size = static_cast<int>(std::min<int64_t>(100, 10 + index));
+  return space;
+}
+
+ShrinkResult shrink(const Case& failing, const Verdict& verdict, const std::string& symptom,
+                    double budget_seconds, const std::function<void(const ShrinkResult&)>& on_step,
+                    const std::vector<DType>& dtypes,
+                    const std::map<std::string, ParamValue>& fixed) {
+  const Schema& schema = find_kernel(failing.kernel).schema();
+  ShrinkResult r{failing, verdict};
+  const auto shows = [&](const Case& c) {
+    Verdict v = evaluate(c);
+    if (!v.shows(symptom)) return false;
+    r.verdict = std::move(v);
+    return true;
+  };
+  const auto run = shrink_case(
+      schema, failing, dtypes_for(dtypes, failing.property), shows, budget_seconds,
+      [&](const ShrinkRun& s) {
+        r.minimal = s.minimal;
+        r.steps = s.steps;
+        if (on_step) on_step(r);
+      },
+      fixed);
+  r.minimal = run.minimal;
+  r.steps = run.steps;
+  r.evaluations = run.evaluations;
+  r.seconds = run.seconds;
+  r.budget_exhausted = run.budget_exhausted;
+  return r;
+}
+
+Localized localize(const Case& found, const Verdict& verdict) {
+  const KernelInfo& kernel = find_kernel(found.kernel);
+  const auto& props = kernel.properties();
+  if (found.property == kDirectProperty ||
+      std::find(props.begin(), props.end(), kDirectProperty) == props.end())
+    return {found, verdict};
+  for (Case call : find_property(found.property).calls(kernel, found)) {
+    call.property = kDirectProperty;
+    if (!validate(kernel.schema(), call).empty()) continue;
+    Verdict v = evaluate(call);
+    if (v.failed()) return {call, v};
+  }
+  return {found, verdict};  // only the relation fails: keep the property's own view
+}
+
+Diagnosis diagnose(const Case& failing, const Verdict& verdict, const std::set<std::string>& known,
+                   bool shrink_it, double shrink_seconds, const std::vector<DType>& dtypes,
+                   const std::map<std::string, ParamValue>& fixed,
+                   const std::function<void(const ShrinkResult&)>& on_step, DiagnosisMemo* memo) {
+  const Schema& schema = find_kernel(failing.kernel).schema();
+  const std::string key = to_string_key(failing);
+  Diagnosis d;
+  d.all_known = true;
+  const Localized direct = localize(failing, verdict);
+  for (const auto& symptom : direct.verdict.symptoms()) {
+    Failure f;
+    const std::string memo_key = key + "\n" + symptom;
+    if (memo && memo->count(memo_key)) {
+      f = memo->at(memo_key);
+    } else {
+      f.found = failing;
+      f.found_verdict = verdict;
+      f.symptom = symptom;
+      if (shrink_it) {
+        f.shrunk = shrink(direct.c, direct.verdict, symptom, shrink_seconds, on_step, dtypes,
+                          fixed);
+        d.shrink_seconds += f.shrunk->seconds;
+      } else if (direct.c != failing) {
+        f.shrunk = ShrinkResult{direct.c, direct.verdict};
+      }
+      // An unlocated symptom takes the region the minimal case shows it in.
+      f.identity = identity(schema, f.minimal(), f.verdict().symptom_like(symptom));
+      if (memo) (*memo)[memo_key] = f;
+    }
+    if (known.count(f.identity)) {
+      d.known_seen.push_back(f.identity);
+    } else if (std::none_of(d.fresh.begin(), d.fresh.end(),
+                            [&](const Failure& g) { return g.identity == f.identity; })) {
+      d.all_known = false;
+      d.fresh.push_back(f);
+    }
+    d.failure = std::move(f);
+  }
+  if (!d.fresh.empty()) d.failure = d.fresh.front();
+  if (direct.verdict.symptoms().empty()) {
+    d.failure.found = failing;
+    d.failure.found_verdict = verdict;
+  }
+  return d;
+}
+
 SearchResult search(const SearchOptions& options) {
   const KernelInfo& kernel = find_kernel(options.kernel);
+  const Schema& schema = kernel.schema();
   std::vector<std::string> properties =
       options.properties.empty() ? kernel.properties() : options.properties;
   for (const auto& name : properties) find_property(name);  // fail early on a bad name
 
   SearchResult result;
+  // Signatures whose every symptom shrank to a known identity are not shrunk again —
+  // keyed with the flags and choices the case has on, since an identity needs some of
+  // them: the same signature with dht on or off can be two defects.
+  std::map<std::string, std::vector<std::string>> known_signatures;
   const auto start = Clock::now();
   for (int64_t i = options.first_case; i < options.cases; ++i) {
-    const Property& property = find_property(properties[i % properties.size()]);
-    CaseSpace space;
-    space.impl = options.impl;
-    space.property = property.name();
-    space.dtypes = dtypes_for(options, property);
-    space.max_segments = options.max_segments;
-    space.max_length = options.max_length;
-    // Sizes grow over the first cases, as RapidCheck's do: small cases first.
-    const int size = static_cast<int>(std::min<int64_t>(100, 10 + i));
-    const auto drawn = kernel.draw(space, case_seed(options.seed, i), size);
-    const Verdict v = evaluate(drawn.value());
-    const bool known = v.failed() && options.known_signatures.count(v.signature()) > 0;
-    if (known)
-      ++result.tally.known;
-    else
-      result.tally.count(v);
-    result.tally.seconds = since(start);
+    const std::string& property = properties[static_cast<size_t>(i) % properties.size()];
+    const CaseSpace space = search_space(options, property, i);
+    RandomChoices choices(case_seed(options.seed, i));
+    const Case drawn = draw_case(schema, choices, space);
+    const Verdict v = evaluate(drawn);
     if (v.status == Verdict::Status::rejected) ++result.rejections[v.message];
-    if (options.on_progress) options.on_progress(result.tally, "search");
-    if (!v.failed() || known) continue;
 
-    Failure failure;
-    failure.case_number = i + 1;
-    failure.found = drawn.value();
-    failure.found_verdict = v;
-    failure.seconds_to_find = since(start);
-    if (options.shrink)
-      failure.shrunk = shrink(drawn, v, options.shrink_seconds, [&](const ShrinkResult&) {
-        if (options.on_progress) options.on_progress(result.tally, "shrink");
-      });
-    result.failure = std::move(failure);
-    break;
+    if (v.failed()) {
+      std::string signature = v.signature();
+      for (const auto& on : needs(schema, drawn)) signature += " +" + on;
+      std::vector<std::string> seen;
+      std::optional<Diagnosis> d;
+      if (auto it = known_signatures.find(signature); it != known_signatures.end()) {
+        seen = it->second;
+      } else {
+        d = diagnose(drawn, v, options.known_identities, options.shrink,
+                     options.shrink_seconds, options.dtypes, options.fixed,
+                     [&](const ShrinkResult&) {
+                       if (options.on_progress) options.on_progress(result.tally, "shrink");
+                     },
+                     options.memo.get());
+        seen = d->known_seen;
+        if (d->all_known) known_signatures[signature] = seen;
+      }
+      if (!d || d->all_known) {
+        ++result.tally.known;
+        for (const auto& id : seen) ++result.sightings[id];
+        result.tally.seconds = since(start);
+        if (options.on_progress) options.on_progress(result.tally, "search");
+        continue;
+      }
+      result.tally.count(v);
+      for (const auto& id : seen) ++result.sightings[id];
+      for (Failure& f : d->fresh) {
+        f.case_number = i + 1;
+        f.seconds_to_find = since(start) - d->shrink_seconds;
+      }
+      result.failure = d->fresh.front();
+      result.failures = std::move(d->fresh);
+      result.tally.seconds = since(start);
+      if (options.on_progress) options.on_progress(result.tally, "search");
+      break;
+    }
+    result.tally.count(v);
+    result.tally.seconds = since(start);
+    if (options.on_progress) options.on_progress(result.tally, "search");
   }
   return result;
 }
 
+bool shows(const KnownDefect& defect, const Failure& f) {
+  return symptom_of(f.identity) == defect.symptom && f.minimal().impl == f.found.impl &&
+         (!defect.shape || defect.shape(f.minimal()));
+}
+
 HuntResult hunt(SearchOptions options, const std::function<bool(const Failure&)>& wanted) {
   HuntResult h;
+  // The same case is searched again after each unwanted defect: keep what was shrunk.
+  if (!options.memo) options.memo = std::make_shared<DiagnosisMemo>();
   const auto start = Clock::now();
   while (options.first_case < options.cases) {
     SearchResult r = search(options);
@@ -94,56 +232,20 @@ HuntResult hunt(SearchOptions options, const std::function<bool(const Failure&)>
       h.cases = options.cases;
       break;
     }
-    Failure& f = *r.failure;
-    h.cases = f.case_number;
-    if (wanted(f)) {
-      h.match = std::move(f);
-      break;
+    h.cases = r.failure->case_number;
+    for (Failure& f : r.failures) {
+      if (!h.match && wanted(f)) {
+        h.match = std::move(f);
+      } else {
+        options.known_identities.insert(f.identity);
+        h.others.push_back(std::move(f));
+      }
     }
-    options.known_signatures.insert(f.verdict().signature());
-    options.known_signatures.insert(f.found_verdict.signature());
-    options.first_case = f.case_number;
-    h.others.push_back(std::move(f));
+    if (h.match) break;
+    options.first_case = h.cases;
   }
   h.seconds = since(start);
   return h;
-}
-
-ShrinkResult shrink(const rc::Shrinkable<Case>& failing, const Verdict& verdict,
-                    double budget_seconds,
-                    const std::function<void(const ShrinkResult&)>& on_step) {
-  const auto start = Clock::now();
-  const std::string signature = verdict.signature();
-  ShrinkResult r{failing.value(), verdict, failing};
-  rc::Shrinkable<Case> current = failing;
-  bool improved = true;
-  while (improved) {
-    improved = false;
-    auto candidates = current.shrinks();
-    while (auto candidate = candidates.next()) {
-      if (since(start) > budget_seconds) {
-        r.budget_exhausted = true;
-        r.seconds = since(start);
-        return r;
-      }
-      const Case c = candidate->value();
-      if (!validate(c).empty()) continue;
-      ++r.evaluations;
-      const Verdict v = evaluate(c);
-      if (v.failed() && v.signature() == signature) {
-        current = *candidate;
-        r.tree = current;
-        r.minimal = c;
-        r.verdict = v;
-        ++r.steps;
-        improved = true;
-        if (on_step) on_step(r);
-        break;
-      }
-    }
-  }
-  r.seconds = since(start);
-  return r;
 }
 
 }  // namespace kprop

@@ -1,16 +1,16 @@
 // Search and shrink, shared by the CLI, the tests and the benchmarks.
 //
-// search() draws cases from the kernel's generator (a deterministic stream from one
-// seed), cycles through the properties, and stops at the first failure. shrink() then
-// walks RapidCheck's shrink tree of that case greedily, accepting a smaller case only
-// when it fails with the same signature: the minimal case is a case of the same bug,
-// never of another one met on the way (as Hypothesis keeps the failure's origin).
+// search() draws cases from the kernel's schema (a deterministic stream from one seed),
+// cycles through the properties, and stops at the first failure that shows a defect not
+// yet known. Each symptom of a failure is shrunk on its own to a 1-minimal case that
+// still shows it (generators/shrink.h): a smaller case may lose the other symptoms, but
+// never the one it is shrunk for. The minimal case names the defect's identity
+// (harness/identity.h); failures whose identities are all known are counted, not kept.
 #pragma once
-
-#include <rapidcheck/Shrinkable.h>
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,39 +22,42 @@ namespace kprop {
 
 struct Tally {
   int64_t cases = 0, passed = 0, failed = 0, rejected = 0, skipped = 0;
-  int64_t known = 0;  // failures whose signature was already known (not searched further)
+  int64_t known = 0;  // failures that showed only known defects
   double seconds = 0;
   void count(const Verdict& v);
 };
 
+struct Failure;
+// Diagnoses already made, by case and symptom (see diagnose()).
+using DiagnosisMemo = std::map<std::string, Failure>;
+
 struct SearchOptions {
-  std::string kernel = "causal_conv1d";
-  std::string impl = "tiled";
+  std::string kernel;
+  std::string impl;
   std::vector<std::string> properties;  // empty: all of the kernel's, in turn
   std::vector<DType> dtypes;            // empty: each property's own
   int64_t cases = 1000;
   uint64_t seed = 0;
-  int64_t first_case = 0;               // resume a search: cases before it are not drawn
-  int64_t max_segments = 8;
-  int64_t max_length = 64;
+  int64_t first_case = 0;                    // resume a search: cases before it are not drawn
+  std::map<std::string, int64_t> limits;     // the schema's limits (`--limit`)
+  std::map<std::string, ParamValue> fixed;   // pinned parameters (`--set`)
   bool shrink = true;
-  double shrink_seconds = 60;           // budget; the best case so far is kept
-  // Failures with these signatures are counted as known and the search goes on: how a
-  // run looks past defects already in the corpus for new ones.
-  std::set<std::string> known_signatures;
+  double shrink_seconds = 60;  // budget per symptom; the best case so far is kept
+  // Identities already kept (the corpus): a failure showing only these is known, and the
+  // search goes on — how a run looks past defects already in the corpus for new ones.
+  std::set<std::string> known_identities;
   // Called after every case and every accepted shrink step.
-  std::function<void(const Tally&, const std::string& phase)> on_progress;
+  std::function<void(const struct Tally&, const std::string& phase)> on_progress;
+  std::shared_ptr<DiagnosisMemo> memo;  // shared by the searches of one hunt
 };
 
 struct ShrinkResult {
   Case minimal;
   Verdict verdict;
-  // The minimal case's node in the shrink tree: none of its shrinks fails the same way.
-  std::optional<rc::Shrinkable<Case>> tree;
   int64_t steps = 0;        // accepted smaller cases
   int64_t evaluations = 0;  // candidates tried
   double seconds = 0;
-  bool budget_exhausted = false;
+  bool budget_exhausted = false;  // then the case may not be 1-minimal
 };
 
 struct Failure {
@@ -62,35 +65,78 @@ struct Failure {
   Case found;
   Verdict found_verdict;
   double seconds_to_find = 0;
+  std::string symptom;      // the symptom the minimal case was shrunk to keep
   std::optional<ShrinkResult> shrunk;
+  std::string identity;     // of the minimal case
   const Case& minimal() const { return shrunk ? shrunk->minimal : found; }
   const Verdict& verdict() const { return shrunk ? shrunk->verdict : found_verdict; }
 };
 
 struct SearchResult {
   Tally tally;
-  std::optional<Failure> failure;
+  std::optional<Failure> failure;  // the first new defect of the first failing case
+  std::vector<Failure> failures;   // every new defect that case shows (failure first)
   std::map<std::string, int64_t> rejections;  // reason -> count
+  std::map<std::string, int64_t> sightings;   // known identity -> failures that showed it
 };
 
 SearchResult search(const SearchOptions& options);
 
-// Searches past every failure that `wanted` does not accept, shrinking each and adding
-// its signature to the known ones, until a wanted minimal failure turns up or the cases
-// run out. `cases` counts every case drawn, `seconds` the time to the match.
+// Searches past every failure that `wanted` does not accept, adding its identity to the
+// known ones, until a wanted minimal failure turns up or the cases run out. `cases`
+// counts every case drawn, `seconds` the time to the match.
 struct HuntResult {
   std::optional<Failure> match;
-  std::vector<Failure> others;  // distinct failures met on the way
+  std::vector<Failure> others;  // distinct defects met on the way
   int64_t cases = 0;
   double seconds = 0;
 };
 HuntResult hunt(SearchOptions options, const std::function<bool(const Failure&)>& wanted);
 
-ShrinkResult shrink(const rc::Shrinkable<Case>& failing, const Verdict& verdict,
+// Shrinks any failing case (drawn, decoded, read from a file) to a 1-minimal case that
+// still shows `symptom`. `dtypes`: toward the first; empty: the property's own.
+ShrinkResult shrink(const Case& failing, const Verdict& verdict, const std::string& symptom,
                     double budget_seconds,
-                    const std::function<void(const ShrinkResult&)>& on_step = nullptr);
+                    const std::function<void(const ShrinkResult&)>& on_step = nullptr,
+                    const std::vector<DType>& dtypes = {},
+                    const std::map<std::string, ParamValue>& fixed = {});
+
+// The property that compares one call with the oracle: every failure is localized to
+// the call that is wrong, and named and kept through it (DESIGN.md §6). A defect seen
+// by a metamorphic relation (a wrong dh0 of the second part of a chunked call) is then
+// the same corpus entry as the defect seen directly.
+inline constexpr const char* kDirectProperty = "vs_reference";
+
+struct Localized {
+  Case c;
+  Verdict verdict;
+};
+// The first call of the failing property (its calls(), each checked against the oracle)
+// that fails on its own; the case itself when none does (only the relation fails).
+Localized localize(const Case& found, const Verdict& verdict);
+
+// A failure of any case, localized, then shrunk for each symptom in turn: the ones whose
+// identity is not in `known` are fresh.
+struct Diagnosis {
+  Failure failure;                      // the first new one (or the last known one)
+  std::vector<Failure> fresh;           // every symptom whose identity is new
+  bool all_known = false;
+  std::vector<std::string> known_seen;  // known identities it showed
+  double shrink_seconds = 0;            // every symptom's shrinking
+};
+Diagnosis diagnose(const Case& failing, const Verdict& verdict, const std::set<std::string>& known,
+                   bool shrink, double shrink_seconds, const std::vector<DType>& dtypes = {},
+                   const std::map<std::string, ParamValue>& fixed = {},
+                   const std::function<void(const ShrinkResult&)>& on_step = nullptr,
+                   DiagnosisMemo* memo = nullptr);
+
+// Does this minimal failure show the known defect (its symptom, on a case of its shape)?
+bool shows(const KnownDefect& defect, const Failure& f);
 
 // The seed of case `index` of a search with seed `seed`.
 uint64_t case_seed(uint64_t seed, int64_t index);
+
+// The space a search draws case `index` from (property, dtypes, size).
+CaseSpace search_space(const SearchOptions& options, const std::string& property, int64_t index);
 
 }  // namespace kprop

@@ -21,29 +21,68 @@ std::string to_string(Verdict::Status status) {
   return "?";
 }
 
-std::string Verdict::signature() const {
-  std::vector<std::string> names, parts;
+std::vector<std::string> Verdict::symptoms() const {
+  std::vector<std::string> out;
+  std::vector<std::string> names;
   for (const auto& t : tensors) {
     if (t.passed() || std::find(names.begin(), names.end(), t.tensor) != names.end()) continue;
     names.push_back(t.tensor);
-    // The region of the first comparison of this tensor that located its error.
+    // The region of the first comparison of this tensor that located its error; "?"
+    // when no comparison could locate it (a directional derivative only).
     std::string region;
+    bool located = false;
     for (const auto& u : tensors)
-      if (u.tensor == t.tensor && !u.passed() && !u.region.empty()) {
-        region = u.region;
-        break;
+      if (u.tensor == t.tensor && !u.passed()) {
+        located |= u.located;
+        if (region.empty()) region = u.region;
       }
-    parts.push_back(region.empty() ? t.tensor : fmt::format("{} [{}]", t.tensor, region));
+    if (!located && region.empty()) region = "?";
+    out.push_back(region.empty() ? t.tensor : fmt::format("{} [{}]", t.tensor, region));
   }
   // Memory findings by kind only: which tensor an unmasked load reads (dy, or y under
   // silu) is a detail that shrinking should be free to change.
-  std::vector<std::string> memory_kinds;
   for (const auto& m : memory) {
     auto kind = to_string(m.kind);
-    if (std::find(memory_kinds.begin(), memory_kinds.end(), kind) == memory_kinds.end())
-      memory_kinds.push_back(kind);
+    if (std::find(out.begin(), out.end(), kind) == out.end()) out.push_back(kind);
   }
-  std::string what = fmt::format("{}", fmt::join(parts, ", "));
+  return out;
+}
+
+bool Verdict::shows(const std::string& symptom) const {
+  if (!failed()) return false;
+  const auto all = symptoms();
+  if (std::find(all.begin(), all.end(), symptom) != all.end()) return true;
+  // "dh0 [?]" (not located) is shown by a failing dh0 wherever it lies.
+  const std::string unlocated = " [?]";
+  if (symptom.size() > unlocated.size() &&
+      symptom.compare(symptom.size() - unlocated.size(), unlocated.size(), unlocated) == 0) {
+    const std::string tensor = symptom.substr(0, symptom.size() - unlocated.size());
+    return std::any_of(all.begin(), all.end(), [&](const std::string& s) {
+      return s == tensor || s.rfind(tensor + " [", 0) == 0;
+    });
+  }
+  return false;
+}
+
+std::string Verdict::symptom_like(const std::string& symptom) const {
+  const auto space = symptom.find(" [");
+  const std::string tensor = symptom.substr(0, space);
+  for (const auto& s : symptoms())
+    if (s == symptom) return s;
+  for (const auto& s : symptoms())
+    if (s == tensor || s.rfind(tensor + " [", 0) == 0) return s;
+  return symptom;
+}
+
+std::string Verdict::signature() const {
+  std::vector<std::string> values, memory_kinds;
+  for (const auto& s : symptoms()) {
+    const bool is_memory = std::any_of(memory.begin(), memory.end(), [&](const MemoryFinding& m) {
+      return to_string(m.kind) == s;
+    });
+    (is_memory ? memory_kinds : values).push_back(s);
+  }
+  std::string what = fmt::format("{}", fmt::join(values, ", "));
   if (!memory_kinds.empty())
     what += (what.empty() ? "" : "; ") + fmt::format("{}", fmt::join(memory_kinds, ", "));
   if (what.empty()) what = to_string(status);

@@ -24,6 +24,7 @@ struct TensorError {
   double error_over_bound = 0;  // max |actual - expected| / bound
   int64_t mismatches = 0;       // elements over their bound
   int64_t elements = 0;
+  bool located = true;          // false: a check that cannot say where (a direction)
   bool passed() const { return mismatches == 0; }
   std::string label() const { return check.empty() ? tensor : tensor + " (" + check + ")"; }
 };
@@ -37,6 +38,14 @@ struct Verdict {
   std::vector<MemoryFinding> memory;     // what the device memory checker saw
 
   bool failed() const { return status == Status::fail; }
+  // What failed, one entry per failing tensor ("dw [taps that read h0]": the region of
+  // its worst element) and per kind of memory finding ("out-of-bounds load"), in
+  // comparison order. A defect's identity is built from one of them (harness/identity.h).
+  std::vector<std::string> symptoms() const;
+  bool shows(const std::string& symptom) const;  // a failure with this symptom
+  // This verdict's own symptom for the tensor of `symptom`: where an unlocated one
+  // ("dh0 [?]") turned out to lie on a smaller case.
+  std::string symptom_like(const std::string& symptom) const;
   // kernel/impl/property/what, where `what` lists the failing tensors with the region of
   // their worst element, then the kinds of memory findings: e.g.
   // "causal_conv1d/tiled@clamped/packed/dw [taps that read h0], dh0; out-of-bounds load".

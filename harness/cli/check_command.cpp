@@ -1,5 +1,5 @@
-// kprop check KERNEL: search for a counterexample, shrink it, keep it in the corpus and
-// report it. Failures whose signature the corpus already holds are counted as known and
+// kprop check [KERNEL]: search for a counterexample, shrink it, keep it in the corpus and
+// report it. Failures whose identities the corpus already holds are counted as known and
 // the search goes on, so a run looks for what is new.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,7 +11,7 @@
 #include "harness/cli/progress.h"
 #include "harness/cli/style.h"
 #include "harness/corpus.h"
-#include "harness/errors.h"
+#include "generators/errors.h"
 #include "harness/implementations.h"
 #include "harness/kernel_info.h"
 #include "harness/property.h"
@@ -21,14 +21,18 @@ namespace kprop {
 
 void add_check_command(CLI::App& app, CheckOptions& o) {
   auto* cmd = app.add_subcommand("check", "search for a failing case, shrink it, keep it");
-  cmd->add_option("kernel", o.kernel, "kernel to test")->required();
-  cmd->add_option("--impl", o.impl, "implementation (default: tiled)");
+  cmd->add_option("kernel", o.kernel, "kernel to test (default: the first registered)");
+  cmd->add_option("--impl", o.impl, "implementation (default: the kernel's own, e.g. tiled)");
   cmd->add_option("--cases", o.cases, "cases to draw (default: 1000)")->check(CLI::PositiveNumber);
   cmd->add_option("--seed", o.seed, "seed of the case stream (default: 0)");
   cmd->add_option("--property", o.properties, "property to check; repeatable (default: all)");
   cmd->add_option("--dtype", o.dtypes, "dtype to draw; repeatable (default: per property)");
-  cmd->add_option("--max-segments", o.max_segments, "most packed segments per case");
-  cmd->add_option("--max-length", o.max_length, "typical longest segment");
+  cmd->add_option("--set", o.set, "NAME=VALUE: pin a parameter in every case; repeatable")
+      ->allow_extra_args(false);
+  cmd->add_option("--limit", o.limits, "NAME=N: a limit of the kernel's generator; repeatable")
+      ->allow_extra_args(false);
+  cmd->add_option("--max-segments", o.max_segments, "= --limit max_segments=N");
+  cmd->add_option("--max-length", o.max_length, "= --limit max_length=N");
   cmd->add_flag("--no-shrink", o.no_shrink, "report the failing case as found");
   cmd->add_option("--shrink-seconds", o.shrink_seconds, "shrinking budget (default: 60)");
   cmd->add_option("--corpus", o.corpus, "corpus folder for new failures (default: corpus)");
@@ -47,9 +51,10 @@ std::string today() {
 
 SearchOptions search_options(const CheckOptions& o) {
   SearchOptions s;
-  s.kernel = o.kernel;
-  find_kernel(o.kernel);
-  s.impl = resolve_implementation(o.kernel, o.impl).name;
+  s.kernel = kernel_or_default(o.kernel);
+  const KernelInfo& kernel = find_kernel(s.kernel);
+  s.impl = resolve_implementation(
+               s.kernel, o.impl.empty() ? kernel.default_implementation() : o.impl).name;
   for (const auto& p : o.properties) find_property(p);
   s.properties = o.properties;
   for (const auto& name : o.dtypes) {
@@ -59,17 +64,21 @@ SearchOptions search_options(const CheckOptions& o) {
   }
   s.cases = o.cases;
   s.seed = o.seed;
-  s.max_segments = o.max_segments;
-  s.max_length = o.max_length;
+  auto limits = o.limits;
+  if (o.max_segments) limits.push_back("max_segments=" + std::to_string(*o.max_segments));
+  if (o.max_length) limits.push_back("max_length=" + std::to_string(*o.max_length));
+  s.limits = parse_limits(s.kernel, limits);
+  s.fixed = parse_settings(s.kernel, o.set);
   s.shrink = !o.no_shrink;
   s.shrink_seconds = o.shrink_seconds;
   return s;
 }
 
 nlohmann::json provenance_of(const CheckOptions& o, const SearchOptions& s, const Failure& f) {
-  std::string command = fmt::format("kprop check {} --impl {} --seed {} --cases {}", o.kernel,
+  std::string command = fmt::format("kprop check {} --impl {} --seed {} --cases {}", s.kernel,
                                     s.impl, s.seed, s.cases);
   for (const auto& p : s.properties) command += " --property " + p;
+  for (const auto& setting : o.set) command += " --set " + setting;
   return {{"found_by", command},
           {"search_seed", s.seed},
           {"case_number", f.case_number},
@@ -85,21 +94,21 @@ int run_check(const CheckOptions& o) {
   load_libraries(o.common);
   SearchOptions options = search_options(o);
   const bool use_corpus = !o.no_corpus && !o.corpus.empty();
-  // Signatures already in the corpus (they name their kernel): known failures the search
+  // Identities already in the corpus (they name their kernel): known defects the search
   // looks past.
   if (use_corpus)
-    for (const auto& [signature, path] : corpus_signatures(o.corpus))
-      options.known_signatures.insert(signature);
+    for (const auto& [identity, path] : corpus_identities(o.corpus))
+      options.known_identities.insert(identity);
 
   const auto props =
-      options.properties.empty() ? find_kernel(o.kernel).properties() : options.properties;
+      options.properties.empty() ? find_kernel(options.kernel).properties() : options.properties;
   if (!o.common.json)
-    fmt::print("kprop check {} --impl {} --seed {}: {} cases over {}{}\n", o.kernel,
+    fmt::print("kprop check {} --impl {} --seed {}: {} cases over {}{}\n", options.kernel,
                options.impl, o.seed, o.cases, fmt::join(props, ", "),
-               options.known_signatures.empty()
+               options.known_identities.empty()
                    ? ""
-                   : fmt::format(" ({} known signatures in {})",
-                                 options.known_signatures.size(), o.corpus));
+                   : fmt::format(" ({} known defects in {})",
+                                 options.known_identities.size(), o.corpus));
   ProgressLine progress(o.cases);
   options.on_progress = [&](const Tally& t, const std::string& phase) {
     progress.update(t, phase);
@@ -107,12 +116,20 @@ int run_check(const CheckOptions& o) {
   const SearchResult r = search(options);
   progress.finish();
 
+  // Every new defect the failing case shows is kept, the first one reported in full.
   std::optional<Kept> kept;
+  std::vector<Kept> also_kept;
   if (r.failure && use_corpus)
-    kept = keep(o.corpus, describe_failure(*r.failure, provenance_of(o, options, *r.failure)));
+    for (const Failure& f : r.failures) {
+      const Kept k = keep(o.corpus, describe_failure(f, provenance_of(o, options, f)));
+      if (!kept) kept = k;
+      else also_kept.push_back(k);
+    }
 
   if (o.common.json) {
-    nlohmann::json out{{"tally", tally_to_json(r.tally)}, {"rejections", r.rejections}};
+    nlohmann::json out{{"tally", tally_to_json(r.tally)},
+                       {"rejections", r.rejections},
+                       {"known_sightings", r.sightings}};
     if (r.failure) {
       const Failure& f = *r.failure;
       out["failure"] = {{"case_number", f.case_number},
@@ -120,8 +137,15 @@ int run_check(const CheckOptions& o) {
                         {"found", case_to_json(f.found)},
                         {"minimal", case_to_json(f.minimal())},
                         {"shrink_steps", f.shrunk ? f.shrunk->steps : 0},
+                        {"identity", f.identity},
                         {"verdict", verdict_to_json(f.verdict())}};
       if (kept) out["corpus"] = {{"path", kept->path}, {"written", kept->written}};
+      nlohmann::json others = nlohmann::json::array();
+      for (size_t i = 1; i < r.failures.size(); ++i)
+        others.push_back({{"identity", r.failures[i].identity},
+                          {"minimal", case_to_json(r.failures[i].minimal())},
+                          {"corpus", i - 1 < also_kept.size() ? also_kept[i - 1].path : ""}});
+      out["also"] = others;
     }
     fmt::print("{}\n", out.dump(2));
     return r.failure ? 1 : 0;
@@ -130,6 +154,8 @@ int run_check(const CheckOptions& o) {
   fmt::print("{}\n", format_tally(r.tally));
   for (const auto& [reason, count] : r.rejections)
     fmt::print("  rejected {} x: {}\n", count, reason);
+  for (const auto& [identity, count] : r.sightings)
+    fmt::print("  known {} x: {}\n", count, identity);
   if (!r.failure) {
     fmt::print("{}: no new counterexample in {} cases\n", green("PASS"),
                r.tally.cases + r.tally.known);
@@ -142,12 +168,19 @@ int run_check(const CheckOptions& o) {
     fmt::print("shrunk in {} steps, {} evaluations, {:.2f} s{}\n", f.shrunk->steps,
                f.shrunk->evaluations, f.shrunk->seconds,
                f.shrunk->budget_exhausted ? " (budget exhausted: not minimal)" : "");
+  fmt::print("defect: {}\n", f.identity);
   fmt::print("\nminimal case:\n{}\n{}\n", format_case(f.minimal()), f.verdict().message);
   fmt::print("{}", format_error_table(f.verdict()));
   if (kept)
     fmt::print("\n{} {}\nreplay: kprop replay {}\n",
                kept->written ? "kept in the corpus:" : "already in the corpus:", kept->path,
                kept->path);
+  for (size_t i = 1; i < r.failures.size(); ++i)
+    fmt::print("the same case also shows: {}\n{}", r.failures[i].identity,
+               i - 1 < also_kept.size()
+                   ? fmt::format("  {} {}\n", also_kept[i - 1].written ? "kept:" : "already in the corpus:",
+                                 also_kept[i - 1].path)
+                   : std::string());
   return 1;
 }
 

@@ -5,7 +5,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "generators/param.h"
+
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,17 +22,25 @@ struct CommonOptions {
 };
 void add_common_options(CLI::App* cmd, CommonOptions& o);
 void load_libraries(const CommonOptions& o);
+// The kernel a command names, or the registry's default when it names none.
+std::string kernel_or_default(const std::string& kernel);
+// `NAME=VALUE` settings checked against the kernel's schema; NAME=N limits likewise.
+std::map<std::string, ParamValue> parse_settings(const std::string& kernel,
+                                                 const std::vector<std::string>& settings);
+std::map<std::string, int64_t> parse_limits(const std::string& kernel,
+                                            const std::vector<std::string>& limits);
 
 struct CheckOptions {
   CommonOptions common;
-  std::string kernel;
-  std::string impl = "tiled";
+  std::string kernel;               // empty: the registry's default
+  std::string impl;                 // empty: the kernel's default implementation
   int64_t cases = 1000;
   uint64_t seed = 0;
   std::vector<std::string> properties;
   std::vector<std::string> dtypes;
-  int64_t max_segments = 8;
-  int64_t max_length = 64;
+  std::vector<std::string> set;     // NAME=VALUE: parameters pinned for every case
+  std::vector<std::string> limits;  // NAME=N: the schema's generator limits
+  std::optional<int64_t> max_segments, max_length;  // shorthands for two limits
   bool no_shrink = false;
   double shrink_seconds = 60;
   std::string corpus = "corpus";  // where new minimal failures are kept
@@ -39,7 +51,7 @@ int run_check(const CheckOptions& options);
 
 struct HuntOptions {
   CommonOptions common;
-  std::string kernel;
+  std::string kernel;  // empty: the registry's default
   std::vector<std::string> defects;  // names; empty: all known defects of the kernel
   uint64_t seed = 0;
   int64_t cases = 5000;
@@ -60,8 +72,8 @@ struct ReportOptions {
   CommonOptions common;
   std::string report = "tolerance";
   std::vector<std::string> paths;  // case files or folders; or a generated batch:
-  std::string kernel = "causal_conv1d";
-  std::string impl = "tiled";
+  std::string kernel;              // empty: the registry's default
+  std::string impl;
   int64_t cases = 0;
   uint64_t seed = 0;
   std::vector<std::string> dtypes;
@@ -75,8 +87,8 @@ int run_report(const ReportOptions& options);
 
 struct SweepOptions {
   CommonOptions common;
-  std::string kernel = "causal_conv1d";
-  std::string impl = "tiled";
+  std::string kernel;  // empty: the registry's default
+  std::string impl;    // empty: the kernel's default implementation
   std::string property = "vs_reference";
   std::string x, y;                 // NAME=VALUES, e.g. W=2,4,8 and tail=16..384*2
   std::vector<std::string> set;     // NAME=VALUE for the base case
@@ -86,5 +98,19 @@ struct SweepOptions {
 };
 void add_sweep_command(CLI::App& app, SweepOptions& options);
 int run_sweep(const SweepOptions& options);
+
+struct ShrinkOptions {
+  CommonOptions common;
+  std::vector<std::string> paths;  // case files (hand-written ones need only their case)
+  std::string impl;                // run the case on this implementation instead
+  double shrink_seconds = 60;
+  std::string corpus = "corpus";
+  bool no_corpus = false;
+  // Also keep the case itself under this file name, linked to the minimal case of its
+  // first symptom: a case as a bug report gave it, beside what kprop shrank it to.
+  std::string keep_as;
+};
+void add_shrink_command(CLI::App& app, ShrinkOptions& options);
+int run_shrink(const ShrinkOptions& options);
 
 }  // namespace kprop

@@ -1,4 +1,4 @@
-// kprop hunt KERNEL: look for each known defect of the kernel's historical states, shrink
+// kprop hunt [KERNEL]: look for each known defect of the kernel's historical states, shrink
 // it to a minimal case and keep it in the corpus under the defect's name. Other failures
 // met on the way are shrunk and set aside; the exit code is 1 if a known defect was not
 // found (a regression of kprop's search), else 0.
@@ -7,15 +7,15 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/style.h"
 #include "harness/corpus.h"
-#include "harness/errors.h"
+#include "generators/errors.h"
+#include "harness/kernel_info.h"
 #include "harness/report.h"
-#include "kernels/causal_conv1d/known_defects.h"
 
 namespace kprop {
 
 void add_hunt_command(CLI::App& app, HuntOptions& o) {
   auto* cmd = app.add_subcommand("hunt", "find, shrink and keep each known defect");
-  cmd->add_option("kernel", o.kernel, "kernel")->required();
+  cmd->add_option("kernel", o.kernel, "kernel (default: the first registered)");
   cmd->add_option("--defect", o.defects, "defect name; repeatable (default: all)");
   cmd->add_option("--seed", o.seed, "seed of the case stream (default: 0)");
   cmd->add_option("--cases", o.cases, "cases per hunt (default: 5000)");
@@ -35,9 +35,10 @@ std::string slug(const std::string& s) {
 
 int run_hunt(const HuntOptions& o) {
   load_libraries(o.common);
-  if (o.kernel != "causal_conv1d")
-    throw UsageError(fmt::format("no known defects are recorded for kernel '{}'", o.kernel));
-  const auto& defects = causal_conv1d::known_defects();
+  const std::string kernel = kernel_or_default(o.kernel);
+  const auto defects = find_kernel(kernel).known_defects();
+  if (defects.empty())
+    throw UsageError(fmt::format("no known defects are recorded for kernel '{}'", kernel));
   for (const auto& name : o.defects)
     if (std::none_of(defects.begin(), defects.end(),
                      [&](const auto& d) { return d.name == name; }))
@@ -51,13 +52,13 @@ int run_hunt(const HuntOptions& o) {
       continue;
     for (const auto& impl : d.impls) {
       SearchOptions s;
-      s.kernel = o.kernel;
+      s.kernel = kernel;
       s.impl = impl;
       s.properties = {d.property};
-      s.max_segments = d.max_segments;
+      s.limits = d.limits;
       s.cases = o.cases;
       s.seed = o.seed;
-      const HuntResult h = hunt(s, d.shows);
+      const HuntResult h = hunt(s, [&](const Failure& f) { return shows(d, f); });
       nlohmann::json row{{"defect", d.name}, {"impl", impl}, {"found", bool(h.match)},
                          {"cases", h.cases}, {"seconds", h.seconds}};
       if (!h.match) {
@@ -69,7 +70,7 @@ int run_hunt(const HuntOptions& o) {
       }
       const Failure& f = *h.match;
       nlohmann::json provenance{
-          {"found_by", fmt::format("kprop hunt {} --defect '{}' --seed {} --cases {}", o.kernel,
+          {"found_by", fmt::format("kprop hunt {} --defect '{}' --seed {} --cases {}", kernel,
                                    d.name, o.seed, o.cases)},
           {"defect", d.name},
           {"reported_upstream", d.reported_upstream},
@@ -81,12 +82,14 @@ int run_hunt(const HuntOptions& o) {
                              slug(d.name) + "--" + slug(impl) + ".json");
       row["minimal"] = case_to_json(f.minimal());
       row["signature"] = f.verdict().signature();
+      row["identity"] = f.identity;
       row["corpus"] = {{"path", kept.path}, {"written", kept.written}};
       out.push_back(row);
       if (!o.common.json)
         fmt::print("{} {} on {} after {} cases ({:.2f} s): {}\n  {}\n  {} {}\n", green("FOUND"),
-                   d.name, impl, h.cases, h.seconds, f.verdict().signature(),
-                   summary(f.minimal()), kept.written ? "kept:" : "already in the corpus:",
+                   d.name, impl, h.cases, h.seconds, f.identity,
+                   summary(find_kernel(kernel).schema(), f.minimal()),
+                   kept.written ? "kept:" : "already in the corpus:",
                    kept.path);
     }
   }

@@ -3,9 +3,12 @@
 // Exit codes: 0 pass, 1 a property failed, 2 bad usage or a bad case.
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "generators/errors.h"
+#include "generators/schema.h"
 #include "harness/cli/commands.h"
-#include "harness/errors.h"
+#include "harness/kernel_info.h"
 #include "kernels/common/dispatch.h"
 
 namespace kprop {
@@ -25,6 +28,62 @@ void load_libraries(const CommonOptions& o) {
   }
 }
 
+std::string kernel_or_default(const std::string& kernel) {
+  if (kernel.empty()) return default_kernel();
+  find_kernel(kernel);  // an unknown name lists the known ones
+  return kernel;
+}
+
+namespace {
+std::pair<std::string, std::string> name_and_value(const std::string& setting, const char* flag) {
+  const auto eq = setting.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UsageError(fmt::format("{} '{}': expected NAME=VALUE", flag, setting));
+  return {setting.substr(0, eq), setting.substr(eq + 1)};
+}
+}  // namespace
+
+std::map<std::string, ParamValue> parse_settings(const std::string& kernel,
+                                                 const std::vector<std::string>& settings) {
+  const Schema& schema = find_kernel(kernel).schema();
+  std::map<std::string, ParamValue> out;
+  for (const auto& s : settings) {
+    const auto [name, value] = name_and_value(s, "--set");
+    const ParamSpec* spec = schema.find(name);
+    if (!spec)
+      throw UsageError(fmt::format("--set {}: not a parameter of {}; parameters: {}", name,
+                                   kernel, fmt::join(schema.param_names(), ", ")));
+    try {
+      out[name] = parse_param(*spec, value);
+    } catch (const CaseError& e) {
+      throw UsageError(fmt::format("--set {}", e.what()));
+    }
+  }
+  return out;
+}
+
+std::map<std::string, int64_t> parse_limits(const std::string& kernel,
+                                            const std::vector<std::string>& limits) {
+  const Schema& schema = find_kernel(kernel).schema();
+  std::map<std::string, int64_t> out;
+  for (const auto& s : limits) {
+    const auto [name, text] = name_and_value(s, "--limit");
+    const Limit* l = schema.find_limit(name);
+    if (!l) {
+      std::vector<std::string> names;
+      for (const auto& k : schema.limits) names.push_back(k.name);
+      throw UsageError(fmt::format("--limit {}: not a limit of {}; limits: {}", name, kernel,
+                                   fmt::join(names, ", ")));
+    }
+    const auto v = parse_integer(text);
+    if (!v || *v < l->min || *v > l->max)
+      throw UsageError(fmt::format("--limit {}={}: must be an integer in {}..{}", name, text,
+                                   l->min, l->max));
+    out[name] = *v;
+  }
+  return out;
+}
+
 }  // namespace kprop
 
 int main(int argc, char** argv) {
@@ -35,11 +94,13 @@ int main(int argc, char** argv) {
   kprop::ReplayOptions replay;
   kprop::ReportOptions report;
   kprop::SweepOptions sweep;
+  kprop::ShrinkOptions shrink;
   kprop::add_check_command(app, check);
   kprop::add_hunt_command(app, hunt);
   kprop::add_replay_command(app, replay);
   kprop::add_report_command(app, report);
   kprop::add_sweep_command(app, sweep);
+  kprop::add_shrink_command(app, shrink);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -51,6 +112,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("replay")) return kprop::run_replay(replay);
     if (app.got_subcommand("report")) return kprop::run_report(report);
     if (app.got_subcommand("sweep")) return kprop::run_sweep(sweep);
+    if (app.got_subcommand("shrink")) return kprop::run_shrink(shrink);
   } catch (const kprop::UsageError& e) {
     fmt::print(stderr, "kprop: {}\n", e.what());
     return 2;

@@ -6,7 +6,8 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/style.h"
 #include "harness/corpus.h"
-#include "harness/errors.h"
+#include "generators/errors.h"
+#include "harness/kernel_info.h"
 #include "harness/replay.h"
 #include "harness/report.h"
 
@@ -23,7 +24,7 @@ namespace {
 
 void print_replay(const ReplayResult& r) {
   fmt::print("{} {}\n", bold(r.file.path), r.as_recorded() ? green("as recorded") : red("CHANGED"));
-  fmt::print("  {}\n", summary(r.file.c));
+  fmt::print("  {}\n", summary(find_kernel(r.file.c.kernel).schema(), r.file.c));
   if (!r.fingerprint_matches)
     fmt::print("  {} inputs rebuilt from the seed differ: {} (recorded {})\n", red("!"),
                r.fingerprint, r.file.inputs_fingerprint);
@@ -73,6 +74,13 @@ int run_replay(const ReplayOptions& o) {
       f = read_case_file(path);
     } catch (const CaseError& e) {
       fmt::print(stderr, "kprop: {}\n", e.what());
+      bad_file = true;
+      continue;
+    }
+    if (f.expect.empty() && o.impl.empty()) {
+      // A hand-written case: nothing recorded to check it against yet.
+      fmt::print(stderr, "kprop: {}: no expectations to replay (run `kprop shrink {}` first)\n",
+                 path, path);
       bad_file = true;
       continue;
     }

@@ -9,11 +9,10 @@
 #include <fstream>
 #include <iostream>
 
-#include "generators/case_params.h"
 #include "harness/case_file.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/progress.h"
-#include "harness/errors.h"
+#include "generators/errors.h"
 #include "harness/implementations.h"
 #include "harness/kernel_info.h"
 #include "harness/property.h"
@@ -52,7 +51,7 @@ void apply_settings(Case& c, const std::vector<std::string>& settings) {
     const auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0)
       throw UsageError(fmt::format("--set '{}': expected NAME=VALUE", s));
-    set_param(c, s.substr(0, eq), s.substr(eq + 1));
+    set_param(find_kernel(c.kernel).schema(), c, s.substr(0, eq), s.substr(eq + 1));
   }
 }
 
@@ -68,9 +67,10 @@ std::vector<LabelledCase> cases_from_files(const ReportOptions& o) {
 }
 
 std::vector<LabelledCase> generated_cases(const ReportOptions& o) {
-  const KernelInfo& kernel = find_kernel(o.kernel);
+  const std::string kernel_name = kernel_or_default(o.kernel);
+  const KernelInfo& kernel = find_kernel(kernel_name);
   CaseSpace space;
-  space.impl = o.impl.empty() ? "tiled" : o.impl;
+  space.impl = o.impl.empty() ? kernel.default_implementation() : o.impl;
   space.property = "vs_reference";
   // As check draws vs_reference cases, so that case i is check's case i.
   space.dtypes = find_property(space.property).dtypes();
@@ -81,11 +81,11 @@ std::vector<LabelledCase> generated_cases(const ReportOptions& o) {
       if (!d) throw UsageError(fmt::format("unknown dtype '{}'", name));
       const auto supported = kernel.dtypes();
       if (std::find(supported.begin(), supported.end(), *d) == supported.end())
-        throw UsageError(fmt::format("{} does not support dtype {}", o.kernel, name));
+        throw UsageError(fmt::format("{} does not support dtype {}", kernel_name, name));
       space.dtypes.push_back(*d);
     }
   }
-  return draw_cases(o.kernel, space, o.cases, o.seed);
+  return draw_cases(kernel_name, space, o.cases, o.seed);
 }
 
 // Measures every case with a progress line on stderr (a batch can take a while).
@@ -120,7 +120,7 @@ void add_report_command(CLI::App& app, ReportOptions& o) {
       ->required()
       ->check(CLI::IsMember({"tolerance"}));
   cmd->add_option("paths", o.paths, "case files, or folders searched for *.json");
-  cmd->add_option("--kernel", o.kernel, "kernel of a generated batch (default: causal_conv1d)");
+  cmd->add_option("--kernel", o.kernel, "kernel of a generated batch (default: the first registered)");
   // Empty means "each case file's own implementation", which a default value in the
   // header cannot say; a generated batch then uses tiled.
   o.impl.clear();

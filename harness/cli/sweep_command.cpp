@@ -1,11 +1,12 @@
-// kprop sweep KERNEL: one metric over a grid of two case parameters, as a Markdown table
+// kprop sweep [KERNEL]: one metric over a grid of two case parameters, as a Markdown table
 // (or JSON) on stdout and, on request, as Markdown and SVG heatmap files.
 #include <fmt/format.h>
 
 #include "harness/atomic_file.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/progress.h"
-#include "harness/errors.h"
+#include "harness/kernel_info.h"
+#include "generators/errors.h"
 #include "harness/reports/svg_heatmap.h"
 #include "harness/reports/sweep.h"
 
@@ -14,8 +15,8 @@ namespace kprop {
 void add_sweep_command(CLI::App& app, SweepOptions& o) {
   auto* cmd = app.add_subcommand(
       "sweep", "one metric over a grid of two case parameters, as a table and a heatmap");
-  cmd->add_option("kernel", o.kernel, "kernel (default: causal_conv1d)");
-  cmd->add_option("--impl", o.impl, "implementation (default: tiled)");
+  cmd->add_option("kernel", o.kernel, "kernel (default: the first registered)");
+  cmd->add_option("--impl", o.impl, "implementation (default: the kernel's own, e.g. tiled)");
   cmd->add_option("--property", o.property, "property (default: vs_reference)");
   cmd->add_option("--x", o.x, "columns: NAME=VALUES, e.g. W=2,4,8 (lists, a..b, a..b:s, a..b*f)")
       ->required();
@@ -33,11 +34,11 @@ void add_sweep_command(CLI::App& app, SweepOptions& o) {
 int run_sweep(const SweepOptions& o) {
   load_libraries(o.common);
   SweepSpec spec;
-  spec.kernel = o.kernel;
-  spec.impl = o.impl;
+  spec.kernel = kernel_or_default(o.kernel);
+  spec.impl = o.impl.empty() ? find_kernel(spec.kernel).default_implementation() : o.impl;
   spec.property = o.property;
-  spec.x = parse_axis(o.x);
-  spec.y = parse_axis(o.y);
+  spec.x = parse_axis(spec.kernel, o.x);
+  spec.y = parse_axis(spec.kernel, o.y);
   spec.set = o.set;
   spec.metric = parse_metric(o.metric);
   spec.seed = o.seed;

@@ -4,6 +4,7 @@
 // handed-on state: a wrong dh0 cannot hide.
 #include "harness/properties/chunked_run.h"
 #include "harness/properties/registry.h"
+#include "harness/sequence_family.h"
 
 namespace kprop {
 
@@ -17,9 +18,22 @@ class Chunked final : public Property {
   }
   std::vector<DType> dtypes() const override { return {DType::float32, DType::bfloat16}; }
 
+  // The whole call, the first part and the second (which takes the handed-on state).
+  std::vector<Case> calls(const KernelInfo& kernel, const Case& c) const override {
+    if (!kernel.sequences()) return {c};
+    const auto split = kernel.sequences()->split(kernel.materialize(c));
+    if (!split) return {c};
+    return {c, split->first.c, split->second.c};
+  }
+
   Verdict check(const KernelInfo& kernel, const Implementation& impl,
                 const Case& c) const override {
     Verdict v = open_verdict(kernel, c);
+    if (!kernel.sequences()) {
+      v.status = Verdict::Status::skipped;
+      v.message = kernel.name() + " has no state to hand on";
+      return v;
+    }
     Calls calls(kernel, impl, v);
     const Problem whole = kernel.materialize(c);
     const auto run = run_chunked(kernel, calls, whole);

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "harness/properties/calls.h"
+#include "harness/sequence_family.h"
 
 namespace kprop {
 

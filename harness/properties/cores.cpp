@@ -1,6 +1,7 @@
-// cores: the result may not depend on the device's vector-core count, which only changes
-// the tiling (BT). The case's count is compared with one core (the widest tiles), or
-// with 48 when the case already has one core.
+// cores: the result may not depend on the hardware's core count, which only changes the
+// tiling. The kernel says which other hardware to compare with (KernelInfo::retiled; for
+// causal_conv1d one core, the widest tiles, or 48 when the case has one core); kernels
+// without tiling hints skip the property.
 #include "harness/properties/calls.h"
 #include "harness/properties/registry.h"
 
@@ -16,13 +17,25 @@ class CoreInvariance final : public Property {
   }
   std::vector<DType> dtypes() const override { return {DType::float32, DType::bfloat16}; }
 
+  std::vector<Case> calls(const KernelInfo& kernel, const Case& c) const override {
+    std::vector<Case> out{c};
+    if (const auto other = kernel.retiled(c)) out.push_back(*other);
+    return out;
+  }
+
   Verdict check(const KernelInfo& kernel, const Implementation& impl,
                 const Case& c) const override {
     Verdict v = open_verdict(kernel, c);
+    const auto retiled = kernel.retiled(c);
+    if (!retiled) {
+      v.status = Verdict::Status::skipped;
+      v.message = kernel.name() + " has no tiling hint to vary";
+      return v;
+    }
     Calls calls(kernel, impl, v);
     const Problem p = kernel.materialize(c);
     Problem other = p;
-    other.c.num_cores = c.num_cores == 1 ? 48 : 1;
+    other.c = *retiled;
 
     const auto out = calls.forward(p);
     const auto cot = random_cotangents(kernel, p, out);
@@ -33,7 +46,7 @@ class CoreInvariance final : public Property {
     const auto reference = calls.reference(p, cot);
     const auto allowed = kernel.error_bounds(p, cot, reference, /*joined_partials=*/{0, 0});
     v.tensors = compare(kernel, p, merged(out, grads), merged(other_out, other_grads),
-                        allowed, "cores " + std::to_string(other.c.num_cores));
+                        allowed, "retiled");
     conclude(v);
     return v;
   }

@@ -159,6 +159,7 @@ class Gradient final : public Property {
     TensorError row;
     row.tensor = grad_name(input);
     row.check = "v^T J u";
+    row.located = false;
     const auto x = p.inputs.get(input);
     const auto g = grads.get(grad_name(input));
     for (int k = 0; k < kDirections; ++k) {

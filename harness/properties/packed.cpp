@@ -3,6 +3,7 @@
 // leaking into another's results.
 #include "harness/properties/calls.h"
 #include "harness/properties/registry.h"
+#include "harness/sequence_family.h"
 
 namespace kprop {
 
@@ -16,12 +17,27 @@ class PackedVsSeparate final : public Property {
   }
   std::vector<DType> dtypes() const override { return {DType::float32, DType::bfloat16}; }
 
+  // The packed call, then each sequence on its own.
+  std::vector<Case> calls(const KernelInfo& kernel, const Case& c) const override {
+    std::vector<Case> out{c};
+    if (!kernel.sequences()) return out;
+    if (const auto parts = kernel.sequences()->separate(kernel.materialize(c)))
+      for (const auto& part : *parts) out.push_back(part.c);
+    return out;
+  }
+
   Verdict check(const KernelInfo& kernel, const Implementation& impl,
                 const Case& c) const override {
     Verdict v = open_verdict(kernel, c);
+    const SequenceFamily* sequences = kernel.sequences();
+    if (!sequences) {
+      v.status = Verdict::Status::skipped;
+      v.message = kernel.name() + " has no packed sequences";
+      return v;
+    }
     Calls calls(kernel, impl, v);
     const Problem packed = kernel.materialize(c);
-    const auto parts = kernel.separate(packed);
+    const auto parts = sequences->separate(packed);
     if (!parts) {
       v.status = Verdict::Status::skipped;
       v.message = "a single sequence has nothing to be separated from";
@@ -35,10 +51,10 @@ class PackedVsSeparate final : public Property {
     for (size_t i = 0; i < parts->size(); ++i) {
       part_out.push_back(calls.forward((*parts)[i]));
       part_grads.push_back(
-          calls.backward((*parts)[i], kernel.separate_cotangents(packed, i, cot)));
+          calls.backward((*parts)[i], sequences->separate_cotangents(packed, i, cot)));
     }
-    const auto separate = merged(kernel.join_separate_outputs(packed, part_out),
-                                 kernel.join_separate_grads(packed, part_grads));
+    const auto separate = merged(sequences->join_separate_outputs(packed, part_out),
+                                 sequences->join_separate_grads(packed, part_grads));
     // Each side is within its derived bound of the exact result; the joined side sums
     // partial results that were rounded to the output dtype first.
     const auto reference = calls.reference(packed, cot);

@@ -8,8 +8,7 @@
 #include <limits>
 #include <map>
 
-#include "generators/case_params.h"
-#include "harness/errors.h"
+#include "generators/errors.h"
 #include "harness/implementations.h"
 #include "harness/kernel_info.h"
 #include "harness/properties/chunked_run.h"
@@ -42,7 +41,7 @@ std::vector<std::string> split_on(const std::string& s, char separator) {
 // Parses the axis's spec; every error names the axis.
 class AxisParser {
  public:
-  explicit AxisParser(const std::string& spec) : spec_(spec) {}
+  AxisParser(const std::string& kernel, const std::string& spec) : kernel_(kernel), spec_(spec) {}
 
   Axis parse() {
     const auto eq = spec_.find('=');
@@ -50,7 +49,7 @@ class AxisParser {
     if (eq == std::string::npos || axis_.name.empty())
       throw error(fmt::format("'{}' is not NAME=VALUES (e.g. W=2,4,8 or length=16..384*2)",
                               spec_));
-    const auto names = param_names();
+    const auto names = settable_names(find_kernel(kernel_.empty() ? default_kernel() : kernel_).schema());
     if (std::find(names.begin(), names.end(), axis_.name) == names.end())
       throw error(fmt::format("unknown parameter '{}'; known: {}", axis_.name,
                               fmt::join(names, ", ")));
@@ -115,6 +114,7 @@ class AxisParser {
     }
   }
 
+  const std::string kernel_;
   const std::string spec_;
   Axis axis_;
 };
@@ -221,7 +221,7 @@ bool varies_lengths(const SweepSpec& spec) {
 // The base case's lengths with the entries an axis sets replaced by the axis's name.
 std::string lengths_with_axis(const SweepSpec& spec, const Case& base) {
   std::vector<std::string> entries;
-  for (const int64_t length : base.lengths) entries.push_back(std::to_string(length));
+  for (const int64_t length : base.integers("lengths")) entries.push_back(std::to_string(length));
   if (is_axis(spec, "length")) entries.assign(entries.size(), "length");
   if (is_axis(spec, "tail")) entries.back() = "tail";
   return fmt::format("{}", fmt::join(entries, ","));
@@ -232,17 +232,18 @@ std::string lengths_with_axis(const SweepSpec& spec, const Case& base) {
 std::vector<std::pair<std::string, std::string>> fixed_parameters(const SweepSpec& spec,
                                                                   const Case& base) {
   std::vector<std::pair<std::string, std::string>> fixed;
-  for (const auto& name : param_names()) {
+  const Schema& schema = find_kernel(base.kernel).schema();
+  for (const auto& name : settable_names(schema)) {
     if (name == "impl" || name == "property" || name == "length" || name == "tail" ||
         is_axis(spec, name))
       continue;
     if ((name == "lengths" || name == "splits") && varies_lengths(spec)) {
       // Several sequences: show which lengths the axis varies, e.g. lengths=1,tail.
-      if (name == "lengths" && !is_axis(spec, "lengths") && base.num_sequences() > 1)
+      if (name == "lengths" && !is_axis(spec, "lengths") && base.integers("lengths").size() > 1)
         fixed.emplace_back(name, lengths_with_axis(spec, base));
       continue;
     }
-    const std::string value = get_param(base, name);
+    const std::string value = get_param(schema, base, name);
     if (!value.empty()) fixed.emplace_back(name, value);
   }
   return fixed;
@@ -254,7 +255,7 @@ void check_axis_values(const Case& base, const Axis& axis, const char* flag) {
   for (const auto& value : axis.values) {
     Case probe = base;
     try {
-      set_param(probe, axis.name, value);
+      set_param(find_kernel(probe.kernel).schema(), probe, axis.name, value);
     } catch (const CaseError& e) {
       throw UsageError(fmt::format("{} axis {}: {}", flag, axis.name, e.what()));
     }
@@ -316,7 +317,9 @@ std::string markdown_escaped(const std::string& s) {
 
 }  // namespace
 
-Axis parse_axis(const std::string& spec) { return AxisParser(spec).parse(); }
+Axis parse_axis(const std::string& kernel, const std::string& spec) {
+  return AxisParser(kernel, spec).parse();
+}
 
 std::string Metric::name() const {
   switch (kind) {
@@ -371,29 +374,32 @@ std::string SweepCell::label() const {
 }
 
 Case base_case(const SweepSpec& spec) {
+  const KernelInfo& kernel = find_kernel(spec.kernel.empty() ? default_kernel() : spec.kernel);
+  const Schema& schema = kernel.schema();
   Case c;
-  c.kernel = spec.kernel;
-  c.impl = spec.impl;
+  c.impl = spec.impl.empty() ? kernel.default_implementation() : spec.impl;
   c.property = spec.property;
   c.seed = spec.seed;
+  c = default_case(schema, c);
   for (const auto& assignment : spec.set) {
     const auto eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0)
       throw UsageError(fmt::format("--set '{}': expected NAME=VALUE", assignment));
-    set_param(c, trimmed(assignment.substr(0, eq)), trimmed(assignment.substr(eq + 1)));
+    set_param(schema, c, trimmed(assignment.substr(0, eq)), trimmed(assignment.substr(eq + 1)));
   }
   return c;
 }
 
 Case cell_case(const Case& base, const Axis& x, size_t x_index, const Axis& y, size_t y_index) {
+  const Schema& schema = find_kernel(base.kernel).schema();
   Case c = base;
-  set_param(c, x.name, x.values.at(x_index));
-  set_param(c, y.name, y.values.at(y_index));
+  set_param(schema, c, x.name, x.values.at(x_index));
+  set_param(schema, c, y.name, y.values.at(y_index));
   return c;
 }
 
 SweepCell measure(const Case& c, const Metric& metric) {
-  const auto problems = validate(c);
+  const auto problems = validate(find_kernel(c.kernel).schema(), c);
   if (!problems.empty())
     return status_cell(SweepCell::Kind::invalid, fmt::format("{}", fmt::join(problems, "; ")));
   switch (metric.kind) {
@@ -417,9 +423,12 @@ SweepCell measure(const Case& c, const Metric& metric) {
 }
 
 SweepResult run_sweep_grid(
-    const SweepSpec& spec,
+    const SweepSpec& given,
     const std::function<void(size_t, size_t, const SweepCell&)>& on_cell) {
-  find_kernel(spec.kernel);
+  // Empty kernel and implementation mean the registry's and the kernel's defaults.
+  SweepSpec spec = given;
+  if (spec.kernel.empty()) spec.kernel = default_kernel();
+  if (spec.impl.empty()) spec.impl = find_kernel(spec.kernel).default_implementation();
   resolve_implementation(spec.kernel, spec.impl);
   find_property(spec.property);
   if (spec.x.values.empty() || spec.y.values.empty())

@@ -2,7 +2,7 @@
 // dh0 for W in {2,4,8} x sequence length 16..256 — the "W x length" table kernel engineers
 // otherwise build by hand. Every cell is the base case with the x and y values set.
 //
-// Axes are written NAME=VALUES, where NAME is a case parameter (generators/case_params.h)
+// Axes are written NAME=VALUES, where NAME is a case parameter (see settable_names in generators/schema.h)
 // and VALUES is a comma list of items, each a value (`2`, `bfloat16`), a linear range
 // `a..b` or `a..b:step`, or a geometric range `a..b*factor` (16..384*2 = 16,32,...,256;
 // b is included only when it is hit).
@@ -36,7 +36,7 @@ struct Axis {
 };
 
 // Parses "NAME=VALUES"; throws UsageError naming the axis.
-Axis parse_axis(const std::string& spec);
+Axis parse_axis(const std::string& kernel, const std::string& spec);
 
 struct Metric {
   enum class Kind { verdict, error_over_bound, ratio, chunked_ratio };
@@ -61,8 +61,8 @@ struct SweepCell {
 std::string to_string(SweepCell::Kind kind);
 
 struct SweepSpec {
-  std::string kernel = "causal_conv1d";
-  std::string impl = "tiled";
+  std::string kernel;  // empty: the registry's default
+  std::string impl;    // empty: the kernel's default implementation
   std::string property = "vs_reference";
   Axis x, y;
   std::vector<std::string> set;  // NAME=VALUE, applied to the base case in order

@@ -1,5 +1,7 @@
 #include "harness/reports/tolerance_report.h"
 
+#include "generators/draw.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -9,7 +11,7 @@
 #include <map>
 #include <tuple>
 
-#include "harness/errors.h"
+#include "generators/errors.h"
 #include "harness/implementations.h"
 #include "harness/kernel_info.h"
 #include "harness/properties/calls.h"
@@ -159,7 +161,7 @@ std::string report_markdown(const ToleranceReport& r) {
     md += "\nWorst cases:\n";
     for (const auto& label : worst)
       for (const auto& c : r.cases)
-        if (c.label == label) md += fmt::format("- {}: `{}`\n", label, summary(c.c));
+        if (c.label == label) md += fmt::format("- {}: `{}`\n", label, summary(find_kernel(c.c.kernel).schema(), c.c));
   }
   // Refusals, one line per reason.
   std::map<std::string, std::vector<std::string>> by_reason;
@@ -200,7 +202,7 @@ nlohmann::json atol_json(const std::vector<double>& rtols, const std::vector<dou
 }
 
 nlohmann::json case_json(const CaseTolerance& c, const std::vector<double>& rtols) {
-  nlohmann::json j = {{"case", c.label}, {"summary", summary(c.c)}, {"impl", c.c.impl}};
+  nlohmann::json j = {{"case", c.label}, {"summary", summary(find_kernel(c.c.kernel).schema(), c.c)}, {"impl", c.c.impl}};
   if (c.rejected) {
     j["rejected"] = c.rejection;
     return j;
@@ -273,9 +275,9 @@ double smallest_atol(const at::Tensor& actual, const at::Tensor& expected, doubl
 CaseTolerance measure_tolerance(const Case& c, const std::vector<double>& rtols,
                                 const std::string& label) {
   CaseTolerance out;
-  out.label = label.empty() ? summary(c) : label;
+  out.label = label.empty() ? summary(find_kernel(c.kernel).schema(), c) : label;
   out.c = c;
-  const auto problems = validate(c);
+  const auto problems = validate(find_kernel(c.kernel).schema(), c);
   if (!problems.empty())
     throw CaseError(fmt::format("{}: impossible case: {}", out.label, fmt::join(problems, "; ")));
   const KernelInfo& kernel = find_kernel(c.kernel);
@@ -310,9 +312,10 @@ std::vector<LabelledCase> draw_cases(const std::string& kernel, const CaseSpace&
   std::vector<LabelledCase> cases;
   for (int64_t i = 0; i < count; ++i) {
     // The size schedule of search(): small cases first.
-    const int size = static_cast<int>(std::min<int64_t>(100, 10 + i));
-    cases.push_back(
-        {fmt::format("case {}", i + 1), k.draw(space, case_seed(seed, i), size).value()});
+    CaseSpace sized = space;
+    sized.size = static_cast<int>(std::min<int64_t>(100, 10 + i));
+    RandomChoices choices(case_seed(seed, i));
+    cases.push_back({fmt::format("case {}", i + 1), draw_case(k.schema(), choices, sized)});
   }
   return cases;
 }

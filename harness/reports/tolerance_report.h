@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "generators/case.h"
-#include "generators/causal_conv1d.h"
+#include "generators/schema.h"
 
 namespace kprop {
 

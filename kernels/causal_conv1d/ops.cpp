@@ -1,4 +1,4 @@
-// TORCH_LIBRARY registration of every built-in causal_conv1d implementation. Each one is
+// TORCH_LIBRARY_FRAGMENT registration of every built-in causal_conv1d implementation. Each one is
 // an operator pair `<namespace>::causal_conv1d_fwd/_bwd` with the contract's schema, the
 // same shape a user's own kernel library has.
 #include <torch/library.h>
@@ -54,35 +54,35 @@ BackwardResult historical(const Args& a, const at::Tensor& dy, const at::Tensor&
 
 }  // namespace
 
-TORCH_LIBRARY(kprop_reference, m) {
+TORCH_LIBRARY_FRAGMENT(kprop_reference, m) {
   m.def(kForwardSchema);
   m.def(kBackwardSchema);
   m.impl("causal_conv1d_fwd", forward_op<reference_forward>);
   m.impl("causal_conv1d_bwd", backward_op<reference_backward>);
 }
 
-TORCH_LIBRARY(kprop_tiled, m) {
+TORCH_LIBRARY_FRAGMENT(kprop_tiled, m) {
   m.def(kForwardSchema);
   m.def(kBackwardSchema);
   m.impl("causal_conv1d_fwd", forward_op<tiled_forward>);
   m.impl("causal_conv1d_bwd", backward_op<tiled_backward>);
 }
 
-TORCH_LIBRARY(kprop_tiled_original, m) {
+TORCH_LIBRARY_FRAGMENT(kprop_tiled_original, m) {
   m.def(kForwardSchema);
   m.def(kBackwardSchema);
   m.impl("causal_conv1d_fwd", forward_op<tiled_forward>);
   m.impl("causal_conv1d_bwd", backward_op<historical<Revision::original>>);
 }
 
-TORCH_LIBRARY(kprop_tiled_clamped, m) {
+TORCH_LIBRARY_FRAGMENT(kprop_tiled_clamped, m) {
   m.def(kForwardSchema);
   m.def(kBackwardSchema);
   m.impl("causal_conv1d_fwd", forward_op<tiled_forward>);
   m.impl("causal_conv1d_bwd", backward_op<historical<Revision::clamped>>);
 }
 
-TORCH_LIBRARY(kprop_tiled_fixed, m) {
+TORCH_LIBRARY_FRAGMENT(kprop_tiled_fixed, m) {
   m.def(kForwardSchema);
   m.def(kBackwardSchema);
   m.impl("causal_conv1d_fwd", forward_op<tiled_forward>);

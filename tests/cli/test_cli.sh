@@ -2,6 +2,8 @@
 # kprop as a user meets it: exit codes (0 pass, 1 failure, 2 bad usage or bad case file),
 # error messages that name the file and the field, and files left untouched on error.
 #   test_cli.sh KPROP CORPUS_FILE
+# Patterns are extended regular expressions matched against whole lines of the command's
+# output (stdout and stderr together), so that "pass" never matches "passed" or a path.
 set -u
 kprop=$1
 good=$2
@@ -9,19 +11,37 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 
-# expect CODE PATTERN CMD...: CMD exits with CODE and its output matches PATTERN.
+# re TEXT: TEXT as a regular expression that matches it literally.
+re() { printf '%s' "$1" | sed -e 's/[][\.*^$+?(){}|]/\\&/g'; }
+
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+# expect CODE PATTERN CMD...: CMD exits with CODE and a line of its output matches
+# ^PATTERN$.
 expect() {
   local code=$1 pattern=$2
   shift 2
   "$@" >"$tmp/out" 2>&1
   local got=$?
-  if [ "$got" -ne "$code" ] || ! grep -qE -- "$pattern" "$tmp/out"; then
-    echo "FAIL: '$*' exited $got (want $code), output:"
-    sed 's/^/    /' "$tmp/out" | head -20
-    echo "    (wanted /$pattern/)"
-    failures=$((failures + 1))
+  if [ "$got" -ne "$code" ] || ! grep -qE -- "^($pattern)\$" "$tmp/out"; then
+    fail "'$*' exited $got (want $code), output:"
+    sed 's/^/    /' "$tmp/out" | head -30
+    echo "    (wanted a line /^($pattern)\$/)"
   else
     echo "ok: $*"
+  fi
+}
+
+# also PATTERN: a line of the last command's output matches ^PATTERN$ as well.
+also() {
+  if grep -qE -- "^($1)\$" "$tmp/out"; then
+    echo "ok:   and /$1/"
+  else
+    fail "the output of the last command has no line /^($1)\$/:"
+    sed 's/^/    /' "$tmp/out" | head -30
   fi
 }
 
@@ -31,48 +51,116 @@ variant() {
   echo "$tmp/$1.json"
 }
 
-expect 0 "as recorded" "$kprop" replay "$good"
-expect 2 'zero\.json: case\.lengths\[0\]: zero-length segment' \
+T=$(re "$tmp")
+
+expect 0 "$(re "$good") as recorded" "$kprop" replay "$good"
+expect 2 "kprop: $T/zero\.json: case\.lengths\[0\]: 0 is outside 1\.\.1048576" \
   "$kprop" replay "$(variant zero 's/"lengths": \[/"lengths": [0, /')"
-expect 2 'unknown\.json: case\.lenghts: unknown field' \
+expect 2 "kprop: $T/unknown\.json: case\.lenghts: unknown field" \
   "$kprop" replay "$(variant unknown 's/"lengths"/"lenghts"/')"
-expect 2 'type\.json: case\.W: must be an integer' \
+expect 2 "kprop: $T/type\.json: case\.W: must be an integer, got \"[0-9]+\"" \
   "$kprop" replay "$(variant type 's/"W": \([0-9]*\)/"W": "\1"/')"
-expect 2 'width\.json: case\.W: must be >= 1' \
+expect 2 "kprop: $T/width\.json: case\.W: 0 is outside 1\.\.256" \
   "$kprop" replay "$(variant width 's/"W": [0-9]*/"W": 0/')"
-expect 2 'json\.json: not valid JSON' "$kprop" replay "$(variant json 's/}/]/')"
-expect 2 'nothere\.json: no such file' "$kprop" replay "$tmp/nothere.json"
+expect 2 "kprop: $T/json\.json: not valid JSON: .+" "$kprop" replay "$(variant json 's/}/]/')"
+expect 2 "kprop: $T/nothere\.json: no such file or folder" "$kprop" replay "$tmp/nothere.json"
 
 # A bad file in a folder: exit 2, the good ones still replay, nothing is written.
 mkdir -p "$tmp/folder" && cp "$good" "$tmp/folder/" && cp "$tmp/zero.json" "$tmp/folder/"
 before=$(ls -l --time-style=+%s.%N "$tmp/folder" | md5sum)
-expect 2 'zero\.json: case\.lengths\[0\]' "$kprop" replay "$tmp/folder"
-[ "$before" = "$(ls -l --time-style=+%s.%N "$tmp/folder" | md5sum)" ] || {
-  echo "FAIL: replay touched the folder"; failures=$((failures + 1)); }
+expect 2 "kprop: $T/folder/zero\.json: case\.lengths\[0\]: 0 is outside 1\.\.1048576" \
+  "$kprop" replay "$tmp/folder"
+also "$T/folder/$(re "$(basename "$good")") as recorded"
+[ "$before" = "$(ls -l --time-style=+%s.%N "$tmp/folder" | md5sum)" ] ||
+  fail "replay touched the folder"
 
 # Unknown names list the known ones.
-expect 2 'known: reference, tiled, tiled@original' "$kprop" check causal_conv1d --impl nope --no-corpus
-expect 2 'known kernels: causal_conv1d' "$kprop" check nokernel --no-corpus
-expect 2 'known properties: ' "$kprop" check causal_conv1d --property nope --no-corpus
-expect 2 'dtype' "$kprop" check causal_conv1d --dtype float8 --no-corpus
-expect 2 '' "$kprop" check causal_conv1d --cases -3
+expect 2 "kprop: unknown implementation 'nope' of causal_conv1d; known: reference, tiled, tiled@original, tiled@clamped, tiled@fixed .*" \
+  "$kprop" check causal_conv1d --impl nope --no-corpus
+expect 2 "kprop: unknown kernel 'nokernel'; known kernels: causal_conv1d" \
+  "$kprop" check nokernel --no-corpus
+expect 2 "kprop: unknown property 'nope'; known properties: chunked, cores, gradient, packed, vs_reference" \
+  "$kprop" check causal_conv1d --property nope --no-corpus
+expect 2 "kprop: unknown dtype 'float8'" "$kprop" check causal_conv1d --dtype float8 --no-corpus
+expect 2 "--cases: Value -3 not in range .*" "$kprop" check causal_conv1d --cases -3
 
-# check: 0 on a pass, 1 on a failure, which is kept once in the corpus.
-expect 0 'PASS' "$kprop" check causal_conv1d --cases 40 --no-corpus
-expect 1 'kept in the corpus' "$kprop" check causal_conv1d --impl tiled@clamped \
-  --property packed --seed 3 --corpus "$tmp/corpus"
-kept=$(ls "$tmp"/corpus/causal_conv1d/*.json)
-expect 0 'as recorded' "$kprop" replay "$kept"
-expect 1 'fail' "$kprop" replay "$kept" --impl tiled@clamped
-expect 0 'pass' "$kprop" replay "$kept" --impl tiled@fixed
-# The same search again skips the known signature: nothing new is written for it.
+# check: 0 on a pass, 1 on a failure, which is kept once in the corpus. Corpus files are
+# named <impl>-<property>-<tensor>-<hash of the identity>.json; the property is the one
+# the minimal case is checked with, which need not be the one that found it.
+expect 0 "PASS: no new counterexample in 40 cases" "$kprop" check causal_conv1d --cases 40 --no-corpus
+also "40 cases: [0-9]+ passed, 0 failed, .*"
+expect 1 "kept in the corpus: $T/corpus/causal_conv1d/tiled_clamped-[a-z_]+-dw-[0-9a-f]{8}\.json" \
+  "$kprop" check causal_conv1d --impl tiled@clamped --property packed --seed 3 --corpus "$tmp/corpus"
+also "FAIL after [0-9]+ cases \([0-9.]+ s\): causal_conv1d/tiled@clamped/packed/.+"
+also "minimal case:"
+also "the same case also shows: causal_conv1d/tiled@clamped/dh0 \[sequence shorter than W\] \{.+\}"
+# One file per new defect of the failing case: the dw leak and a dh0 defect.
+kept=$(ls "$tmp"/corpus/causal_conv1d/*-dw-*.json)
+[ "$(ls "$tmp"/corpus/causal_conv1d/*.json | wc -l)" -eq 2 ] ||
+  fail "check did not keep one file per defect: $(ls "$tmp"/corpus/causal_conv1d/)"
+expect 0 "$(re "$kept") as recorded" "$kprop" replay "$kept"
+expect 1 "  tiled@clamped +fail +expected fail +ok" "$kprop" replay "$kept" --impl tiled@clamped
+expect 0 "  tiled@fixed +pass +expected pass +ok" "$kprop" replay "$kept" --impl tiled@fixed
+# The same search again skips the known defects: nothing new is written for them.
+kept_sums=$(md5sum "$tmp"/corpus/causal_conv1d/*.json)
 "$kprop" check causal_conv1d --impl tiled@clamped --property packed --seed 3 --cases 50 \
   --corpus "$tmp/corpus" --json >"$tmp/again.json" 2>/dev/null
-grep -q '"known": [1-9]' "$tmp/again.json" || {
-  echo "FAIL: the second run did not count the known failure"; failures=$((failures + 1)); }
+grep -qE '^ *"known": [1-9][0-9]*,?$' "$tmp/again.json" ||
+  fail "the second run did not count the known failure"
+# (it may keep further defects it meets, each under an identity of its own)
+[ "$kept_sums" = "$(md5sum $(echo "$kept_sums" | awk '{print $2}'))" ] ||
+  fail "the second run rewrote a kept file"
+dupes=$(grep -h '"identity":' "$tmp"/corpus/causal_conv1d/*.json | sort | uniq -d)
+[ -z "$dupes" ] || fail "one identity kept twice: $dupes"
 
 # Machine-readable output parses as JSON.
-expect 0 '"as_recorded": true' "$kprop" replay "$good" --json
+expect 0 ' +"as_recorded": true,?' "$kprop" replay "$good" --json
+
+# --set pins a parameter in every case, never shrunk; an unknown one is named.
+expect 0 "PASS: no new counterexample in 50 cases" "$kprop" check --set W=3 --cases 50 --no-corpus
+also "kprop check causal_conv1d --impl tiled --seed 0: 50 cases over .+"
+expect 1 "  W +5" "$kprop" check --set W=5 --impl tiled@clamped --property packed --seed 3 --no-corpus
+also "  lengths +1,1"
+expect 2 "kprop: --set nosuch: not a parameter of causal_conv1d; parameters: W, layout, lengths, splits, initial_state, D, num_cores, activation, bias, final_state_grad" \
+  "$kprop" check --set nosuch=1 --no-corpus
+expect 2 "kprop: --set parameter W: 'x' is not an integer" "$kprop" check --set W=x --no-corpus
+# A pinned value is validated like a case file's, not clamped into range.
+expect 2 "kprop: .*W: 0 is outside 1\.\.256.*" "$kprop" check --set W=0 --cases 5 --no-corpus
+
+# shrink: a hand-written case (only its schema and case) that fails is shrunk to a
+# minimal case per symptom, each kept in the corpus; the file itself is left alone.
+cat >"$tmp/hand.json" <<'EOF'
+{
+  "schema": "kprop-case/2",
+  "case": {
+    "kernel": "causal_conv1d", "impl": "tiled@clamped", "property": "packed",
+    "layout": "packed", "lengths": [3, 29], "W": 5, "D": 32, "num_cores": 48,
+    "dtype": "float32", "activation": "none", "bias": false, "initial_state": true,
+    "final_state_grad": false, "splits": [], "seed": 1, "distribution": "normal"
+  }
+}
+EOF
+hand_sum=$(md5sum <"$tmp/hand.json")
+expect 1 "$T/hand\.json fails: causal_conv1d/tiled@clamped/packed/dw \[taps that read h0\], dh0 \[sequence shorter than W\]; out-of-bounds load" \
+  "$kprop" shrink "$tmp/hand.json" --corpus "$tmp/shrunk"
+also "  dw \[taps that read h0\] -> causal_conv1d/tiled@clamped/dw \[taps that read h0\] \{2 lengths, initial_state\} in [0-9]+ steps \([0-9.]+ s\)"
+also "    causal_conv1d W=3 layout=packed lengths=1,1 splits= initial_state=true D=32 num_cores=1 activation=none bias=false final_state_grad=false float32 seed=1 normal"
+also "    kept: $T/shrunk/causal_conv1d/tiled_clamped-[a-z_]+-dw-[0-9a-f]{8}\.json"
+shrunk=$(ls "$tmp"/shrunk/causal_conv1d/*.json 2>/dev/null | wc -l)
+[ "$shrunk" -ge 1 ] || fail "shrink kept nothing under $tmp/shrunk"
+[ "$hand_sum" = "$(md5sum <"$tmp/hand.json")" ] || fail "shrink changed the file it read"
+expect 0 "$T/shrunk/causal_conv1d/tiled_clamped-[a-z_]+-dw-[0-9a-f]{8}\.json as recorded" \
+  "$kprop" replay "$tmp/shrunk"
+# Again: every identity is already there, nothing is written.
+shrunk_sums=$(md5sum "$tmp"/shrunk/causal_conv1d/*.json)
+expect 1 "    already in the corpus: $T/shrunk/causal_conv1d/tiled_clamped-[a-z_]+-dw-[0-9a-f]{8}\.json" \
+  "$kprop" shrink "$tmp/hand.json" --corpus "$tmp/shrunk"
+[ "$shrunk_sums" = "$(md5sum "$tmp"/shrunk/causal_conv1d/*.json)" ] ||
+  fail "a second shrink changed the corpus"
+
+# A file without expectations cannot be replayed: it is a case to shrink.
+expect 2 "kprop: $T/hand\.json: no expectations to replay \(run \`kprop shrink $T/hand\.json\` first\)" \
+  "$kprop" replay "$tmp/hand.json"
 
 echo "$failures failed"
 [ "$failures" -eq 0 ]

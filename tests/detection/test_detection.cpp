@@ -3,43 +3,53 @@
 // the expected shape; the correct tiling and the merged fix do not show them.
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "generators/shrink.h"
+#include "harness/identity.h"
+#include "harness/kernel_info.h"
 #include "harness/property.h"
 #include "harness/report.h"
 #include "harness/runner.h"
-#include "kernels/causal_conv1d/known_defects.h"
+#include "kernels/causal_conv1d/shape.h"
 #include "kernels/causal_conv1d/tiling.h"
 #include "tests/test_names.h"
 
 namespace kprop {
 namespace {
 
-using causal_conv1d::KnownDefect;
-using causal_conv1d::known_defects;
+using causal_conv1d::conv_shape;
+
+const KernelInfo& conv() { return find_kernel("causal_conv1d"); }
+std::vector<KnownDefect> known_defects() { return conv().known_defects(); }
 
 const std::vector<uint64_t> kSeeds{11, 22, 33};
 constexpr int64_t kCases = 2000;
 
 SearchOptions options_for(const KnownDefect& d, const std::string& impl, uint64_t seed) {
   SearchOptions o;
+  o.kernel = "causal_conv1d";
   o.impl = impl;
   o.properties = {d.property};
-  o.max_segments = d.max_segments;
+  o.limits = d.limits;
   o.cases = kCases;
   o.seed = seed;
   return o;
 }
 
-// None of the minimal case's own shrinks fails with the same signature.
-void expect_locally_minimal(const Failure& f) {
-  ASSERT_TRUE(f.shrunk && f.shrunk->tree);
+// 1-minimal: no single schema step gives a smaller case that still shows the symptom;
+// and the minimal case still shows it, with the identity the search named.
+void expect_one_minimal(const Failure& f) {
+  ASSERT_TRUE(f.shrunk);
   EXPECT_FALSE(f.shrunk->budget_exhausted);
-  const std::string signature = f.verdict().signature();
-  auto shrinks = f.shrunk->tree->shrinks();
-  while (auto s = shrinks.next()) {
-    if (!validate(s->value()).empty()) continue;
-    const Verdict v = evaluate(s->value());
-    EXPECT_FALSE(v.failed() && v.signature() == signature)
-        << "a smaller case fails the same way:\n" << format_case(s->value());
+  const Case& m = f.minimal();
+  const Verdict again = evaluate(m);
+  EXPECT_TRUE(again.shows(f.symptom)) << again.signature();
+  EXPECT_EQ(identity(conv().schema(), m, f.symptom), f.identity);
+  for (const Case& smaller : shrink_steps(conv().schema(), m, {m.dtype})) {
+    const Verdict v = evaluate(smaller);
+    EXPECT_FALSE(v.shows(f.symptom)) << "a smaller case shows " << f.symptom << ":\n"
+                                     << format_case(smaller);
   }
 }
 
@@ -56,10 +66,11 @@ TEST_P(KnownDefectIsFound, FromSeveralSeedsAndShrunkToMinimal) {
   ASSERT_NE(it, defects.end());
   for (uint64_t seed : kSeeds) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    const HuntResult h = hunt(options_for(*it, GetParam().impl, seed), it->shows);
+    const HuntResult h =
+        hunt(options_for(*it, GetParam().impl, seed), [&](const Failure& f) { return shows(*it, f); });
     ASSERT_TRUE(h.match) << it->name << " not found in " << kCases << " cases; met "
                          << h.others.size() << " other failures";
-    expect_locally_minimal(*h.match);
+    expect_one_minimal(*h.match);
   }
 }
 
@@ -79,40 +90,66 @@ INSTANTIATE_TEST_SUITE_P(Causal1d, KnownDefectIsFound, testing::ValuesIn(targets
 
 // The shapes the bug reports describe, asserted on what the search shrinks to.
 
-const KnownDefect& defect(const std::string& name) {
+KnownDefect defect(const std::string& name) {
   for (const auto& d : known_defects())
     if (d.name == name) return d;
   throw std::runtime_error("no known defect " + name);
 }
 
+HuntResult hunt_for(const std::string& name, const std::string& impl, uint64_t seed) {
+  const KnownDefect d = defect(name);
+  return hunt(options_for(d, impl, seed), [&](const Failure& f) { return shows(d, f); });
+}
+
 TEST(DetectionShape, ClampedLeakShrinksToTwoSegmentsTheFirstShorterThanWMinusOne) {
   for (uint64_t seed : kSeeds) {
-    const auto h = hunt(options_for(defect("dw head-row leak"), "tiled@clamped", seed),
-                        defect("dw head-row leak").shows);
+    const auto h = hunt_for("dw head-row leak", "tiled@clamped", seed);
     ASSERT_TRUE(h.match);
-    const Case& c = h.match->minimal();
-    EXPECT_EQ(c.layout, Layout::packed);
-    EXPECT_EQ(c.num_sequences(), 2) << summary(c);
-    EXPECT_LT(c.lengths[0], c.W - 1) << summary(c);
+    const auto c = conv_shape(h.match->minimal());
+    const std::string text = summary(conv().schema(), h.match->minimal());
+    EXPECT_EQ(c.layout, causal_conv1d::Layout::packed);
+    EXPECT_EQ(c.num_sequences(), 2) << text;
+    EXPECT_LT(c.lengths[0], c.W - 1) << text;
     EXPECT_TRUE(c.has_initial_state);
+    // Shrinking may drop the other symptoms: nothing optional is left but h0.
+    EXPECT_FALSE(c.has_bias || c.has_final_state_grad) << text;
+    EXPECT_EQ(h.match->identity,
+              "causal_conv1d/tiled@clamped/dw [taps that read h0] {2 lengths, initial_state}");
+  }
+}
+
+// The four defects of `clamped` (and the six of `original`) keep four (six) identities:
+// one defect, one corpus entry, and different defects apart.
+TEST(DetectionIdentity, EveryKnownDefectOfAStateHasItsOwnIdentity) {
+  for (const std::string impl : {"tiled@clamped", "tiled@original"}) {
+    std::set<std::string> identities;
+    size_t defects = 0;
+    for (const auto& d : known_defects()) {
+      if (std::find(d.impls.begin(), d.impls.end(), impl) == d.impls.end()) continue;
+      ++defects;
+      const auto h = hunt_for(d.name, impl, kSeeds[0]);
+      ASSERT_TRUE(h.match) << d.name << " on " << impl;
+      identities.insert(h.match->identity);
+    }
+    EXPECT_EQ(identities.size(), defects) << impl;
   }
 }
 
 TEST(DetectionShape, OriginalOverCountNeedsATileNarrowerThanTheWindow) {
   for (uint64_t seed : kSeeds) {
-    const auto h = hunt(options_for(defect("dh0 over-count"), "tiled@original", seed),
-                        defect("dh0 over-count").shows);
+    const auto h = hunt_for("dh0 over-count", "tiled@original", seed);
     ASSERT_TRUE(h.match);
-    const Case& c = h.match->minimal();
+    const auto c = conv_shape(h.match->minimal());
+    const std::string text = summary(conv().schema(), h.match->minimal());
     const auto bt = causal_conv1d::backward_tiles(c.total_length(), c.W, true, c.num_cores,
                                                   /*clamp_to_window=*/false)
                         .BT;
     EXPECT_EQ(c.num_sequences(), 1);
-    EXPECT_LT(bt, c.W) << summary(c);
+    EXPECT_LT(bt, c.W) << text;
     // Once clamped, the same case's dh0 is right: the over-count is a tiling defect.
-    Case clamped = c;
+    Case clamped = h.match->minimal();
     clamped.impl = "tiled@clamped";
-    EXPECT_FALSE(evaluate(clamped).failed()) << summary(clamped);
+    EXPECT_FALSE(evaluate(clamped).failed()) << text;
   }
 }
 
@@ -122,12 +159,13 @@ class FirstFailure : public testing::TestWithParam<std::string> {};
 TEST_P(FirstFailure, IsFoundAndShrunkFromSeveralSeeds) {
   for (uint64_t seed : kSeeds) {
     SearchOptions o;
+    o.kernel = "causal_conv1d";
     o.impl = GetParam();
     o.cases = 500;
     o.seed = seed;
     const SearchResult r = search(o);
     ASSERT_TRUE(r.failure) << GetParam() << " passed 500 cases with seed " << seed;
-    expect_locally_minimal(*r.failure);
+    expect_one_minimal(*r.failure);
   }
 }
 
@@ -141,6 +179,7 @@ INSTANTIATE_TEST_SUITE_P(Causal1d, FirstFailure,
 TEST(DetectionFixed, MergedFixPassesPackedAndCores) {
   for (const std::string property : {"packed", "cores"}) {
     SearchOptions o;
+    o.kernel = "causal_conv1d";
     o.impl = "tiled@fixed";
     o.properties = {property};
     o.cases = 1000;

@@ -6,15 +6,21 @@
 #include <string>
 #include <vector>
 
-#include "harness/errors.h"
+#include "generators/errors.h"
 #include "harness/reports/svg_heatmap.h"
 #include "harness/reports/sweep.h"
+#include "harness/kernel_info.h"
+#include "kernels/causal_conv1d/shape.h"
 #include "kernels/causal_conv1d/tiling.h"
 
 namespace kprop {
 namespace {
 
 using Values = std::vector<std::string>;
+using causal_conv1d::conv_shape;
+
+// An axis of a causal_conv1d sweep.
+Axis axis(const std::string& spec) { return parse_axis("causal_conv1d", spec); }
 
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
@@ -25,7 +31,7 @@ size_t count(const std::string& text, const std::string& what) {
 // The message of the UsageError that parsing `spec` throws ("" when none is thrown).
 std::string axis_error(const std::string& spec) {
   try {
-    parse_axis(spec);
+    axis(spec);
   } catch (const UsageError& e) {
     return e.what();
   }
@@ -87,39 +93,40 @@ std::string axis_error(const std::string& spec) {
 // The dh0 case of the brief: one sequence of `length`, h0 without dht, float64, 48 cores.
 SweepSpec dh0_spec(const std::string& impl, const std::string& metric) {
   SweepSpec spec;
+  spec.kernel = "causal_conv1d";
   spec.impl = impl;
   spec.property = "gradient";
-  spec.x = parse_axis("W=2,4");
-  spec.y = parse_axis("length=2,8");
+  spec.x = axis("W=2,4");
+  spec.y = axis("length=2,8");
   spec.set = {"num_cores=48", "initial_state=true", "final_state_grad=false", "dtype=float64"};
   spec.metric = parse_metric(metric);
   return spec;
 }
 
 TEST(SweepTest, ParsesLists) {
-  const Axis w = parse_axis("W=2,4,8");
+  const Axis w = axis("W=2,4,8");
   EXPECT_EQ(w.name, "W");
   EXPECT_EQ(w.values, (Values{"2", "4", "8"}));
-  EXPECT_EQ(parse_axis("dtype=float32,bfloat16").values, (Values{"float32", "bfloat16"}));
-  EXPECT_EQ(parse_axis("num_cores=48").values, (Values{"48"}));
-  EXPECT_EQ(parse_axis("W = 2, 4").values, (Values{"2", "4"}));
+  EXPECT_EQ(axis("dtype=float32,bfloat16").values, (Values{"float32", "bfloat16"}));
+  EXPECT_EQ(axis("num_cores=48").values, (Values{"48"}));
+  EXPECT_EQ(axis("W = 2, 4").values, (Values{"2", "4"}));
 }
 
 TEST(SweepTest, ParsesLinearRanges) {
-  EXPECT_EQ(parse_axis("length=1..4").values, (Values{"1", "2", "3", "4"}));
-  EXPECT_EQ(parse_axis("length=2..10:4").values, (Values{"2", "6", "10"}));
-  EXPECT_EQ(parse_axis("D=1..6:2").values, (Values{"1", "3", "5"}));
-  EXPECT_EQ(parse_axis("W=3..3").values, (Values{"3"}));
+  EXPECT_EQ(axis("length=1..4").values, (Values{"1", "2", "3", "4"}));
+  EXPECT_EQ(axis("length=2..10:4").values, (Values{"2", "6", "10"}));
+  EXPECT_EQ(axis("D=1..6:2").values, (Values{"1", "3", "5"}));
+  EXPECT_EQ(axis("W=3..3").values, (Values{"3"}));
 }
 
 TEST(SweepTest, ParsesGeometricRangesIncludingTheEndOnlyWhenHit) {
-  EXPECT_EQ(parse_axis("tail=16..384*2").values, (Values{"16", "32", "64", "128", "256"}));
-  EXPECT_EQ(parse_axis("length=1..8*2").values, (Values{"1", "2", "4", "8"}));
-  EXPECT_EQ(parse_axis("length=1..100*10").values, (Values{"1", "10", "100"}));
+  EXPECT_EQ(axis("tail=16..384*2").values, (Values{"16", "32", "64", "128", "256"}));
+  EXPECT_EQ(axis("length=1..8*2").values, (Values{"1", "2", "4", "8"}));
+  EXPECT_EQ(axis("length=1..100*10").values, (Values{"1", "10", "100"}));
 }
 
 TEST(SweepTest, MixesValuesAndRangesInOneList) {
-  EXPECT_EQ(parse_axis("W=1,4..6,16..64*4").values, (Values{"1", "4", "5", "6", "16", "64"}));
+  EXPECT_EQ(axis("W=1,4..6,16..64*4").values, (Values{"1", "4", "5", "6", "16", "64"}));
 }
 
 TEST(SweepTest, BadAxesAreUsageErrorsNamingTheAxis) {
@@ -148,6 +155,7 @@ TEST(SweepTest, ParsesMetrics) {
 
 TEST(SweepTest, BaseCaseTakesTheSpecThenTheOverrides) {
   SweepSpec spec;
+  spec.kernel = "causal_conv1d";
   spec.impl = "tiled@original";
   spec.property = "gradient";
   spec.seed = 7;
@@ -156,12 +164,18 @@ TEST(SweepTest, BaseCaseTakesTheSpecThenTheOverrides) {
   EXPECT_EQ(c.impl, "tiled@original");
   EXPECT_EQ(c.property, "gradient");
   EXPECT_EQ(c.seed, 7u);
-  EXPECT_EQ(c.num_cores, 24);
+  EXPECT_EQ(c.kernel, "causal_conv1d");
+  EXPECT_EQ(conv_shape(c).num_cores, 24);
   EXPECT_EQ(c.dtype, DType::float64);
-  EXPECT_EQ(c.W, 3);
-  const Case cell = cell_case(c, parse_axis("W=2,8"), 1, parse_axis("length=5"), 0);
-  EXPECT_EQ(cell.W, 8);
-  EXPECT_EQ(cell.lengths, (std::vector<int64_t>{5}));
+  EXPECT_EQ(conv_shape(c).W, 3);
+  // Everything not set is the schema's default case.
+  EXPECT_EQ(conv_shape(c).lengths, (std::vector<int64_t>{16}));
+  EXPECT_EQ(conv_shape(c).D, 32);
+  EXPECT_TRUE(conv_shape(c).has_bias);
+  EXPECT_TRUE(conv_shape(c).has_initial_state);
+  const Case cell = cell_case(c, axis("W=2,8"), 1, axis("length=5"), 0);
+  EXPECT_EQ(conv_shape(cell).W, 8);
+  EXPECT_EQ(conv_shape(cell).lengths, (std::vector<int64_t>{5}));
 
   spec.set = {"W"};
   EXPECT_THROW(base_case(spec), UsageError);
@@ -169,12 +183,37 @@ TEST(SweepTest, BaseCaseTakesTheSpecThenTheOverrides) {
   EXPECT_THROW(base_case(spec), CaseError);
 }
 
+// SweepSpec: an empty kernel is the registry's default, an empty impl the kernel's own.
+TEST(SweepTest, EmptyKernelAndImplMeanTheDefaults) {
+  ASSERT_EQ(default_kernel(), "causal_conv1d");
+  SweepSpec spec;
+  spec.property = "gradient";
+  spec.x = parse_axis("", "W=2,4");
+  spec.y = parse_axis("", "length=2,8");
+  spec.set = {"num_cores=48", "initial_state=true", "final_state_grad=false", "dtype=float64"};
+  spec.metric = parse_metric("verdict");
+  EXPECT_EQ(spec.x.values, (Values{"2", "4"}));
+  const Case c = base_case(spec);
+  EXPECT_EQ(c.kernel, "causal_conv1d");
+  EXPECT_EQ(c.impl, "tiled");
+  SweepResult r;
+  try {
+    r = run_sweep_grid(spec);
+  } catch (const UsageError& e) {
+    FAIL() << "a sweep with an empty kernel and impl did not take the defaults: " << e.what();
+  }
+  EXPECT_EQ(r.at(1, 1).label(), "pass");
+  EXPECT_NE(to_markdown(r).find("## verdict of causal_conv1d tiled, property gradient"),
+            std::string::npos)
+      << to_markdown(r);
+}
+
 TEST(SweepTest, BadSweepsStopBeforeTheFirstCell) {
   SweepSpec spec = dh0_spec("tiled", "ratio:dh0");
-  spec.x = parse_axis("W=2,wide");
+  spec.x = axis("W=2,wide");
   EXPECT_THROW(run_sweep_grid(spec), UsageError);
   spec = dh0_spec("tiled", "ratio:dh0");
-  spec.y = parse_axis("W=4");
+  spec.y = axis("W=4");
   EXPECT_THROW(run_sweep_grid(spec), UsageError);  // the same parameter twice
   spec = dh0_spec("no_such_impl", "ratio:dh0");
   EXPECT_THROW(run_sweep_grid(spec), UsageError);
@@ -208,7 +247,7 @@ TEST(SweepTest, RatioOfDh0ShowsTheOverCountWhereTheTileIsNarrowerThanW) {
 
 TEST(SweepTest, ChunkedRatioIsNotApplicableWhereNothingContinues) {
   SweepSpec spec = dh0_spec("tiled", "chunked_ratio:dh0");
-  spec.y = parse_axis("length=1,8");
+  spec.y = axis("length=1,8");
   const SweepResult r = run_sweep_grid(spec);
   EXPECT_EQ(r.at(0, 0).kind, SweepCell::Kind::not_applicable);
   EXPECT_EQ(r.at(0, 0).label(), "n/a");
@@ -228,8 +267,8 @@ TEST(SweepTest, VerdictCellsAreLabelledWithTheSignatureKept) {
 
   // tiled@clamped refuses W > 8, as the kernel it emulates; a zero length is impossible.
   SweepSpec spec = dh0_spec("tiled@clamped", "verdict");
-  spec.x = parse_axis("W=16");
-  spec.y = parse_axis("length=0,8");
+  spec.x = axis("W=16");
+  spec.y = axis("length=0,8");
   const SweepResult r = run_sweep_grid(spec);
   EXPECT_EQ(r.at(0, 0).label(), "invalid");
   EXPECT_NE(r.at(0, 0).detail.find("lengths[0]"), std::string::npos);
@@ -261,7 +300,7 @@ TEST(SweepTest, NumberLabels) {
 
 TEST(SweepTest, MarkdownHasATitleAndOneRowPerYValue) {
   SweepSpec spec = dh0_spec("tiled@original", "ratio:dh0");
-  spec.y = parse_axis("length=2,8,16");
+  spec.y = axis("length=2,8,16");
   const SweepResult r = run_sweep_grid(spec);
   const std::string md = to_markdown(r);
   EXPECT_NE(md.find("## ratio:dh0 of causal_conv1d tiled@original, property gradient"),

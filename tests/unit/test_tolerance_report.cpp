@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "harness/reports/tolerance_report.h"
+#include "kernels/causal_conv1d/schema.h"
+#include "kernels/causal_conv1d/shape.h"
 
 namespace kprop {
 namespace {
@@ -31,15 +33,34 @@ const TensorSummary& summary_of(const ToleranceReport& r, const std::string& nam
   throw std::runtime_error("no tensor " + name + " in the report");
 }
 
+// The schema's default case (one sequence of 16, D = 32, W = 4, bias and h0, 48 cores)
+// of `impl`.
+Case default_conv_case(const std::string& impl = "tiled") {
+  Case base;
+  base.impl = impl;
+  return default_case(causal_conv1d::schema(), base);
+}
+
+// `c` with its shape changed by `edit`; the result must be a valid case.
+template <typename Edit>
+Case reshaped(const Case& c, Edit edit) {
+  causal_conv1d::Shape s = causal_conv1d::conv_shape(c);
+  edit(s);
+  Case out = causal_conv1d::with_shape(c, s);
+  EXPECT_TRUE(validate(causal_conv1d::schema(), out).empty())
+      << validate(causal_conv1d::schema(), out).front();
+  return out;
+}
+
 // The historical state of the brief: two one-row sequences, W = 3, h0, one core.
 Case clamped_two_short_sequences() {
-  Case c;
-  c.impl = "tiled@clamped";
-  c.lengths = {1, 1};
-  c.W = 3;
-  c.has_initial_state = true;
+  Case c = reshaped(default_conv_case("tiled@clamped"), [](causal_conv1d::Shape& s) {
+    s.lengths = {1, 1};
+    s.W = 3;
+    s.has_initial_state = true;
+    s.num_cores = 1;
+  });
   c.dtype = DType::float32;
-  c.num_cores = 1;
   return c;
 }
 
@@ -62,6 +83,7 @@ TensorTolerance made(const std::string& name, double max_abs, double max_rel,
 CaseTolerance made_case(const std::string& label, DType dtype, std::vector<TensorTolerance> ts) {
   CaseTolerance c;
   c.label = label;
+  c.c = default_conv_case();
   c.c.dtype = dtype;
   c.tensors = std::move(ts);
   return c;
@@ -100,6 +122,7 @@ TEST(ToleranceReportTest, SmallestAtolFollowsCompareConventions) {
 
 TEST(ToleranceReportTest, TiledFloat32IsWithinBoundsAndAtolFallsWithRtol) {
   CaseSpace space;
+  space.impl = "tiled";
   space.dtypes = {DType::float32};
   const auto reports = tolerance_reports(draw_cases("causal_conv1d", space, 30, 7), kRtols);
   ASSERT_EQ(reports.size(), 1u);
@@ -154,7 +177,7 @@ TEST(ToleranceReportTest, ClampedStateNeedsLargeAtolOnDwAndSaysItIsABug) {
 }
 
 TEST(ToleranceReportTest, Bfloat16NeedsALargerAtolThanFloat32) {
-  Case c;  // one sequence of 16, D = 32, W = 4, bias and h0
+  Case c = default_conv_case();  // one sequence of 16, D = 32, W = 4, bias and h0
   c.dtype = DType::float32;
   const CaseTolerance f32 = measure_tolerance(c, kRtols);
   c.dtype = DType::bfloat16;
@@ -173,9 +196,10 @@ TEST(ToleranceReportTest, Bfloat16NeedsALargerAtolThanFloat32) {
 }
 
 TEST(ToleranceReportTest, RefusedCasesAreRejectedAndListed) {
-  Case c = clamped_two_short_sequences();
-  c.lengths = {12};
-  c.W = 12;  // the clamped state refuses W > 8
+  const Case c = reshaped(clamped_two_short_sequences(), [](causal_conv1d::Shape& s) {
+    s.lengths = {12};
+    s.W = 12;  // the clamped state refuses W > 8
+  });
   const CaseTolerance refused = measure_tolerance(c, kRtols, "wide");
   ASSERT_TRUE(refused.rejected);
   EXPECT_NE(refused.rejection.find("W > 8"), std::string::npos) << refused.rejection;
@@ -263,6 +287,7 @@ TEST(ToleranceReportTest, BatchAggregatesTheMaxOverCases) {
 
 TEST(ToleranceReportTest, RealBatchSummaryIsTheMaxOfItsCases) {
   CaseSpace space;
+  space.impl = "tiled";
   space.dtypes = {DType::bfloat16, DType::float32};
   const auto reports = tolerance_reports(draw_cases("causal_conv1d", space, 24, 3), kRtols);
   ASSERT_EQ(reports.size(), 2u);
@@ -367,7 +392,12 @@ TEST(ToleranceReportTest, MarkdownHasATablePerReportAndAReadingGuide) {
   EXPECT_NE(md.find("err/bound <= 1: within the rounding error the computation allows"),
             std::string::npos);
   EXPECT_NE(md.find("> 1: a bug or an under-derived bound"), std::string::npos);
-  EXPECT_NE(md.find("- clamped: `causal_conv1d packed lengths=[1, 1]"), std::string::npos) << md;
+  // The worst case is listed with its summary (generators/schema.h), every parameter.
+  EXPECT_NE(md.find("- clamped: `causal_conv1d W=3 layout=packed lengths=1,1 splits= "
+                    "initial_state=true D=32 num_cores=1 activation=none bias=true "
+                    "final_state_grad=false float32 seed=0 normal`\n"),
+            std::string::npos)
+      << md;
 }
 
 }  // namespace

@@ -10,16 +10,25 @@
 
 #include "harness/kernel_info.h"
 #include "harness/verdict.h"
+#include "kernels/causal_conv1d/schema.h"
+#include "kernels/causal_conv1d/shape.h"
 
 namespace kprop {
 namespace {
 
 const double kInf = std::numeric_limits<double>::infinity();
 
+// The schema's default case: packed, one sequence of 16 rows, D = 32, W = 4, bias and h0.
+Case default_conv_case() {
+  Case base;
+  base.impl = "tiled";
+  return default_case(causal_conv1d::schema(), base);
+}
+
 class VerdictTest : public ::testing::Test {
  protected:
   // The default case: packed, one sequence of 16 rows, D = 32, W = 4.
-  VerdictTest() : kernel_(find_kernel("causal_conv1d")), problem_(kernel_.materialize(Case{})) {}
+  VerdictTest() : kernel_(find_kernel("causal_conv1d")), problem_(kernel_.materialize(default_conv_case())) {}
 
   // A float64 tensor of x's shape [1, 16, 32], deterministic.
   at::Tensor y_like(uint64_t seed = 1) const {
@@ -41,7 +50,7 @@ class VerdictTest : public ::testing::Test {
 
 TEST_F(VerdictTest, ProblemOfDefaultCase) {
   ASSERT_EQ(problem_.inputs.get("x").sizes(), at::IntArrayRef({1, 16, 32}));
-  ASSERT_EQ(problem_.c.W, 4);
+  ASSERT_EQ(causal_conv1d::conv_shape(problem_.c).W, 4);
 }
 
 TEST_F(VerdictTest, EqualTensorPasses) {
@@ -141,8 +150,10 @@ TEST_F(VerdictTest, RegionOfTheWorstElement) {
 }
 
 TEST_F(VerdictTest, RegionOfShortSequenceInDh0) {
-  Case c;
-  c.lengths = {2, 16};
+  causal_conv1d::Shape shape = causal_conv1d::conv_shape(default_conv_case());
+  shape.lengths = {2, 16};
+  const Case c = causal_conv1d::with_shape(default_conv_case(), shape);
+  ASSERT_TRUE(validate(causal_conv1d::schema(), c).empty());
   const Problem p = kernel_.materialize(c);
   const auto e = at::randn({2, 32, 4}, at::kDouble);
   for (int64_t n : {0, 1}) {
@@ -369,6 +380,38 @@ TEST_F(VerdictTest, SignatureOfMemoryOnlyPassRejectedSkipped) {
   Verdict s = named("tiled", "packed");
   s.status = Verdict::Status::skipped;
   EXPECT_EQ(s.signature(), "causal_conv1d/tiled/packed/skipped");
+}
+
+// Symptoms are the parts of the signature, one per failing tensor and per memory kind,
+// in the same order; shows() asks about one of them, and only of a failure.
+TEST_F(VerdictTest, SymptomsAreThePartsOfTheSignature) {
+  Verdict v = named("tiled@original", "gradient");
+  v.tensors = {row("dh0", 1, "directional"), row("y", 0), row("dw", 1, "", "last tap"),
+               row("dh0", 1, "full Jacobian", "sequence shorter than W")};
+  v.memory = {finding(MemoryFinding::Kind::out_of_bounds_load, "dy", "a"),
+              finding(MemoryFinding::Kind::write_conflict, "dh0", "b"),
+              finding(MemoryFinding::Kind::out_of_bounds_load, "y", "c")};
+  conclude(v);
+  EXPECT_EQ(v.symptoms(),
+            (std::vector<std::string>{"dh0 [sequence shorter than W]", "dw [last tap]",
+                                      "out-of-bounds load", "write conflict"}));
+  EXPECT_EQ(v.signature(),
+            "causal_conv1d/tiled@original/gradient/dh0 [sequence shorter than W], dw [last tap]; "
+            "out-of-bounds load, write conflict");
+  EXPECT_TRUE(v.shows("dw [last tap]"));
+  EXPECT_TRUE(v.shows("write conflict"));
+  EXPECT_FALSE(v.shows("dw"));  // the region is part of the symptom
+  EXPECT_FALSE(v.shows("y"));   // passed
+  EXPECT_FALSE(v.shows("out-of-bounds store"));
+
+  // Not a failure: nothing is shown, whatever the rows say.
+  Verdict r = v;
+  r.status = Verdict::Status::rejected;
+  EXPECT_FALSE(r.shows("dw [last tap]"));
+  Verdict p = named("tiled", "vs_reference");
+  p.tensors = {row("y", 0)};
+  conclude(p);
+  EXPECT_TRUE(p.symptoms().empty());
 }
 
 TEST_F(VerdictTest, SignatureFromCompare) {

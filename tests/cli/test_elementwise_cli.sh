@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# A kernel kprop was not built with: scaled_tanh (tests/kernels/) comes in as a plugin
+# through --load, and check, replay and shrink treat it as they treat their own. Exact exit
+# codes and exact output lines; only timings are matched by pattern.
+#   test_elementwise_cli.sh KPROP PLUGIN
+set -u
+kprop=$1
+plugin=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+# run NAME CODE CMD...: runs CMD with stdout in $tmp/NAME.out and stderr in $tmp/NAME.err,
+# and checks its exit code.
+run() {
+  local name=$1 code=$2
+  shift 2
+  "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+  local got=$?
+  if [ "$got" -ne "$code" ]; then
+    fail "'$*' exited $got (want $code); stdout, then stderr:"
+    sed 's/^/    /' "$tmp/$name.out" | head -30
+    sed 's/^/    /' "$tmp/$name.err" | head -10
+  else
+    echo "ok: exit $code: $*"
+  fi
+}
+
+# line NAME STREAM TEXT: the output holds TEXT as a whole line.
+line() {
+  grep -qxF -- "$3" "$tmp/$1.$2" || fail "$1.$2 has no line '$3'"
+}
+
+# line_like NAME STREAM REGEX: a whole line matches REGEX (for lines with timings).
+line_like() {
+  grep -qxE -- "$3" "$tmp/$1.$2" || fail "$1.$2 has no line matching /$3/"
+}
+
+# only NAME STREAM TEXT: the output is exactly TEXT (one line), or empty for "".
+only() {
+  local want=$3
+  [ "$(cat "$tmp/$1.$2")" = "$want" ] || fail "$1.$2 is '$(cat "$tmp/$1.$2")', want '$want'"
+}
+
+common=(--load "$plugin")
+corpus=$tmp/corpus
+bias_identity='scaled_tanh/toy@bias/y [8-wide blocks] {bias}'
+
+# Without the plugin kprop does not know the kernel.
+run unknown 2 "$kprop" check scaled_tanh --no-corpus
+line_like unknown err "kprop: unknown kernel 'scaled_tanh'; known kernels: [a-z0-9_, ]+"
+grep -q 'scaled_tanh;.*scaled_tanh' "$tmp/unknown.err" && fail "scaled_tanh listed as known"
+only unknown out ""
+
+# check: the bias defect is found (by the gradient check, through db), localized to the
+# forward call that is wrong, shrunk and kept once; exit 1.
+run bias 1 "$kprop" check scaled_tanh --impl toy@bias --corpus "$corpus" "${common[@]}"
+line bias out "kprop check scaled_tanh --impl toy@bias --seed 0: 1000 cases over gradient, vs_reference, chunked, packed, cores"
+line_like bias out 'FAIL after 6 cases \([0-9]+\.[0-9]{2} s\): scaled_tanh/toy@bias/gradient/db \[8-wide blocks\]'
+line bias out "defect: $bias_identity"
+line bias out "  property           vs_reference"
+line bias out "  rows               1"
+line bias out "  cols               8"
+line bias out "  bias               true"
+line bias out "  dtype              float32"
+line bias out "  data               seed 1428740210282922284 (normal)"
+kept=("$corpus"/scaled_tanh/*.json)
+if [ "${#kept[@]}" -ne 1 ] || [ ! -f "${kept[0]}" ]; then
+  fail "want one file in $corpus/scaled_tanh, got: ${kept[*]}"
+fi
+kept=${kept[0]}
+line bias out "kept in the corpus: $kept"
+line bias out "replay: kprop replay $kept"
+
+# replay: every implementation does what the file records; exit 0.
+run replay 0 "$kprop" replay "$kept" "${common[@]}"
+line replay out "$kept as recorded"
+line replay out "  scaled_tanh rows=1 cols=8 bias=true float32 seed=1428740210282922284 normal"
+line replay out "  reference        pass      expected pass      ok"
+line replay out "  toy              pass      expected pass      ok"
+line replay out "  toy@bias         fail      expected fail      ok"
+line replay out "  toy@tail         pass      expected pass      ok"
+line replay out "  toy@bias: scaled_tanh/toy@bias/vs_reference/y [8-wide blocks]"
+only replay err ""
+run replay_fixed 0 "$kprop" replay "$kept" --impl toy "${common[@]}"
+line replay_fixed out "  toy              pass      expected pass      ok"
+run replay_broken 1 "$kprop" replay "$kept" --impl toy@bias "${common[@]}"
+line replay_broken out "  toy@bias         fail      expected fail      ok"
+
+# shrink: a bigger failing case written by hand, for the gradient check, shrinks to the
+# same identity, which the corpus already holds; exit 1.
+cat >"$tmp/bigger.json" <<'EOF'
+{
+  "schema": "kprop-case/2",
+  "case": {"kernel": "scaled_tanh", "impl": "toy@bias", "property": "gradient",
+           "rows": 6, "cols": 29, "bias": true,
+           "dtype": "float64", "seed": 12345, "distribution": "uniform"}
+}
+EOF
+run shrink 1 "$kprop" shrink "$tmp/bigger.json" --corpus "$corpus" "${common[@]}"
+line shrink out "$tmp/bigger.json fails: scaled_tanh/toy@bias/gradient/db [8-wide blocks]"
+line_like shrink out "  y \[8-wide blocks\] -> scaled_tanh/toy@bias/y \[8-wide blocks\] \{bias\} in [0-9]+ steps \([0-9]+\.[0-9]{2} s\)"
+line shrink out "    scaled_tanh rows=1 cols=8 bias=true float32 seed=12345 normal"
+line shrink out "    already in the corpus: $kept"
+[ "$(ls "$corpus"/scaled_tanh 2>/dev/null | wc -l)" -eq 1 ] || fail "shrink wrote a second file"
+
+# The tail defect needs the reference to be seen, and shrinks to 7 columns.
+run tail 1 "$kprop" check scaled_tanh --impl toy@tail --property vs_reference --no-corpus "${common[@]}"
+line tail out "defect: scaled_tanh/toy@tail/y [last column]"
+line tail out "  cols               7"
+
+# The correct implementation with a pinned parameter passes: 80 cases checked (gradient
+# and vs_reference), 120 skipped (chunked, packed, cores); exit 0.
+run pinned 0 "$kprop" check scaled_tanh --set cols=9 --cases 200 --no-corpus "${common[@]}"
+line pinned out "kprop check scaled_tanh --impl toy --seed 0: 200 cases over gradient, vs_reference, chunked, packed, cores"
+line_like pinned out '200 cases: 80 passed, 0 failed, 0 known failures, 0 rejected, 120 skipped in [0-9]+\.[0-9]{2} s \([0-9]+ cases/s\)'
+line pinned out "PASS: no new counterexample in 200 cases"
+
+# Bad usage: exit 2, one line that names what is known.
+run nosuch 2 "$kprop" check scaled_tanh --set nosuch=1 --no-corpus "${common[@]}"
+only nosuch err "kprop: --set nosuch: not a parameter of scaled_tanh; parameters: rows, cols, bias"
+only nosuch out ""
+run noimpl 2 "$kprop" check scaled_tanh --impl nope --no-corpus "${common[@]}"
+only noimpl err "kprop: unknown implementation 'nope' of scaled_tanh; known: reference, toy, toy@tail, toy@bias (or NS::scaled_tanh for operators registered by a library loaded with --load)"
+
+echo "$failures failed"
+[ "$failures" -eq 0 ]

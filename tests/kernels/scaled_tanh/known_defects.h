@@ -1,0 +1,14 @@
+// The two defects planted in the toy implementation (toy.cpp), as harness/kernel_info.h's
+// KnownDefect: which implementation has each, the property that hunts it, the symptom it
+// shows and the shape of its minimal case.
+#pragma once
+
+#include <vector>
+
+#include "harness/kernel_info.h"
+
+namespace kprop::scaled_tanh {
+
+std::vector<KnownDefect> known_defects();
+
+}  // namespace kprop::scaled_tanh
