@@ -118,6 +118,45 @@ TEST(DetectionShape, ClampedLeakShrinksToTwoSegmentsTheFirstShorterThanWMinusOne
   }
 }
 
+// A case nobody drew — written by hand, as a bug report gives it — shrinks to the same
+// minimal family as the search finds: lengths [3, 29], W = 5 on the clamped state fails
+// (the first segment is shorter than W - 1) and shrinks to the dw leak's identity.
+TEST(DetectionShape, AHandWrittenCaseShrinksToTheFamilyTheSearchFinds) {
+  causal_conv1d::Shape s;
+  s.lengths = {3, 29};
+  s.W = 5;
+  s.D = 32;
+  s.num_cores = 48;
+  s.has_initial_state = true;
+  Case hand;
+  hand.kernel = "causal_conv1d";
+  hand.impl = "tiled@clamped";
+  hand.property = "packed";
+  hand.seed = 1;
+  hand = causal_conv1d::with_shape(hand, s);
+  ASSERT_TRUE(validate(conv().schema(), hand).empty());
+  const Verdict v = evaluate(hand);
+  ASSERT_TRUE(v.failed()) << v.message;
+  const std::string symptom = "dw [taps that read h0]";
+  ASSERT_TRUE(v.shows(symptom)) << v.signature();
+
+  const Localized direct = localize(hand, v);
+  const ShrinkResult r = shrink(direct.c, direct.verdict, symptom, 60);
+  EXPECT_FALSE(r.budget_exhausted);
+  EXPECT_GT(r.steps, 0);
+  Failure f;
+  f.found = hand;
+  f.found_verdict = v;
+  f.symptom = symptom;
+  f.shrunk = r;
+  f.identity = identity(conv().schema(), r.minimal, symptom);
+  const auto searched = hunt_for("dw head-row leak", "tiled@clamped", kSeeds[0]);
+  ASSERT_TRUE(searched.match);
+  EXPECT_EQ(f.identity, searched.match->identity);
+  EXPECT_TRUE(shows(defect("dw head-row leak"), f)) << summary(conv().schema(), r.minimal);
+  expect_one_minimal(f);
+}
+
 // The four defects of `clamped` (and the six of `original`) keep four (six) identities:
 // one defect, one corpus entry, and different defects apart.
 TEST(DetectionIdentity, EveryKnownDefectOfAStateHasItsOwnIdentity) {
