@@ -23,14 +23,6 @@ at::Tensor abs64(const at::Tensor& t) {
   return t.defined() ? elementwise_float64([](double v) { return std::abs(v); }, t) : t;
 }
 
-// Applies f to every defined tensor of a NamedTensors.
-template <typename F>
-NamedTensors map(const NamedTensors& in, F f) {
-  NamedTensors out;
-  for (const auto& [name, t] : in) out.set(name, t.defined() ? f(t) : t);
-  return out;
-}
-
 class CausalConv1dInfo final : public KernelInfo {
  public:
   std::string name() const override { return "causal_conv1d"; }
