@@ -45,11 +45,14 @@ TEST_P(CleanImplementation, PassesEveryGeneratedCase) {
 
 std::vector<Suite> suites() {
   std::vector<Suite> all;
-  for (const std::string impl : {"tiled", "reference"}) {
-    all.push_back({impl, "gradient", 400});
-    for (const std::string property : {"chunked", "packed", "vs_reference", "cores"})
-      all.push_back({impl, property, 1000});
-  }
+  for (const std::string property : {"chunked", "packed", "vs_reference", "cores"})
+    all.push_back({"tiled", property, 1000});
+  all.push_back({"tiled", "gradient", 400});
+  // The reference against itself (vs_reference) or on a hint it ignores (cores) cannot
+  // fail: only the relations that call it on other inputs say something about it.
+  for (const std::string property : {"chunked", "packed"})
+    all.push_back({"reference", property, 1000});
+  all.push_back({"reference", "gradient", 400});
   return all;
 }
 
