@@ -53,9 +53,42 @@ void expect_one_minimal(const Failure& f) {
   }
 }
 
+// The historical states in the order they were merged, then kprop's correct tiling.
+const std::vector<std::string> kHistory{"tiled@original", "tiled@clamped", "tiled@fixed",
+                                        "tiled"};
+
+// The first state after `impl` that no longer has the defect: the one that fixed it.
+std::string fixed_by(const KnownDefect& d, const std::string& impl) {
+  auto it = std::find(kHistory.begin(), kHistory.end(), impl);
+  for (++it; it != kHistory.end(); ++it)
+    if (std::find(d.impls.begin(), d.impls.end(), *it) == d.impls.end()) return *it;
+  return "";
+}
+
+// The minimal case is evidence of this defect and not of the case alone: the state
+// that fixed the defect passes it, with the same property and data, while the state it
+// was found on still fails it with the same symptom.
+void expect_fixed_by_next_state(const KnownDefect& d, const Failure& f) {
+  const std::string fixer = fixed_by(d, f.minimal().impl);
+  ASSERT_FALSE(fixer.empty()) << d.name << " on " << f.minimal().impl;
+  const std::string text = summary(conv().schema(), f.minimal());
+  Case fixed = f.minimal();
+  fixed.impl = fixer;
+  const Verdict after = evaluate(fixed);
+  EXPECT_EQ(after.status, Verdict::Status::pass)
+      << d.name << ": " << fixer << " does not pass the minimal case " << text << ": "
+      << after.signature() << "\n" << format_error_table(after);
+  EXPECT_TRUE(after.memory.empty()) << after.signature();
+  // The same property on the unfixed state: still the defect's symptom.
+  const Verdict before = evaluate(f.minimal());
+  EXPECT_TRUE(before.shows(f.symptom)) << text << ": " << before.signature();
+}
+
 struct Target {
   std::string defect, impl;
 };
+
+void PrintTo(const Target& t, std::ostream* os) { *os << t.defect << " on " << t.impl; }
 
 class KnownDefectIsFound : public testing::TestWithParam<Target> {};
 
@@ -71,6 +104,7 @@ TEST_P(KnownDefectIsFound, FromSeveralSeedsAndShrunkToMinimal) {
     ASSERT_TRUE(h.match) << it->name << " not found in " << kCases << " cases; met "
                          << h.others.size() << " other failures";
     expect_one_minimal(*h.match);
+    expect_fixed_by_next_state(*it, *h.match);
   }
 }
 
