@@ -143,6 +143,10 @@ class Schema {
   std::vector<DerivedParam> derived;
   // Problems across parameters that bounds cannot say, in words naming the field.
   std::function<std::vector<std::string>(const Case&)> check;
+  // Problems of size: a case whose tensors would be too large to materialize (e.g. more
+  // elements than KPROP_MAX_ELEMENTS), in words naming the field. Not part of validate()
+  // (the generator's bounds allow such cases); case files and replay refuse them.
+  std::function<std::vector<std::string>(const Case&)> size_check;
 
   const ParamSpec* find(const std::string& name) const;
   const ParamSpec& at(const std::string& name) const;  // std::logic_error when unknown

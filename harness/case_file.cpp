@@ -2,9 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
+#include <system_error>
+#include <vector>
 
 #include "harness/atomic_file.h"
 #include "generators/errors.h"
@@ -16,6 +21,17 @@ using nlohmann::json;
 
 namespace {
 
+// A value quoted in a message: short, so that a hostile file cannot flood the terminal.
+std::string quote(const json& v) {
+  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (s.size() > 40) s = s.substr(0, 40) + "...";
+  return s;
+}
+
+std::string shorten(const std::string& s) {
+  return s.size() > 200 ? s.substr(0, 200) + "..." : s;
+}
+
 // Strict field access: every error names where it happened.
 class Fields {
  public:
@@ -24,7 +40,8 @@ class Fields {
   }
 
   [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
-    throw CaseError(fmt::format("{}{}{}: {}", where_, field.empty() ? "" : ".", field, problem));
+    const std::string name = field.size() > 60 ? field.substr(0, 60) + "..." : field;
+    throw CaseError(fmt::format("{}{}{}: {}", where_, name.empty() ? "" : ".", name, problem));
   }
 
   // Rejects fields that are not in `known` (a typo must not silently change a test).
@@ -40,36 +57,40 @@ class Fields {
 
   std::string text(const std::string& field) const {
     const json& v = need(field);
-    if (!v.is_string()) fail(field, fmt::format("must be a string, got {}", v.dump()));
+    if (!v.is_string()) fail(field, fmt::format("must be a string, got {}", quote(v)));
     return v.get<std::string>();
   }
 
   int64_t integer(const std::string& field) const {
     const json& v = need(field);
-    if (!v.is_number_integer()) fail(field, fmt::format("must be an integer, got {}", v.dump()));
+    if (!v.is_number_integer()) fail(field, fmt::format("must be an integer, got {}", quote(v)));
+    if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX))
+      fail(field, fmt::format("{} is out of range", quote(v)));
     return v.get<int64_t>();
   }
 
   uint64_t unsigned_integer(const std::string& field) const {
     const json& v = need(field);
     if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
-      fail(field, fmt::format("must be a non-negative integer, got {}", v.dump()));
+      fail(field, fmt::format("must be a non-negative integer, got {}", quote(v)));
     return v.get<uint64_t>();
   }
 
   bool boolean(const std::string& field) const {
     const json& v = need(field);
-    if (!v.is_boolean()) fail(field, fmt::format("must be true or false, got {}", v.dump()));
+    if (!v.is_boolean()) fail(field, fmt::format("must be true or false, got {}", quote(v)));
     return v.get<bool>();
   }
 
   std::vector<int64_t> integers(const std::string& field) const {
     const json& v = need(field);
-    if (!v.is_array()) fail(field, fmt::format("must be a list of integers, got {}", v.dump()));
+    if (!v.is_array()) fail(field, fmt::format("must be a list of integers, got {}", quote(v)));
     std::vector<int64_t> out;
     for (size_t i = 0; i < v.size(); ++i) {
       if (!v[i].is_number_integer())
-        fail(fmt::format("{}[{}]", field, i), fmt::format("must be an integer, got {}", v[i].dump()));
+        fail(fmt::format("{}[{}]", field, i), fmt::format("must be an integer, got {}", quote(v[i])));
+      if (v[i].is_number_unsigned() && v[i].get<uint64_t>() > uint64_t(INT64_MAX))
+        fail(fmt::format("{}[{}]", field, i), fmt::format("{} is out of range", quote(v[i])));
       out.push_back(v[i].get<int64_t>());
     }
     return out;
@@ -79,7 +100,7 @@ class Fields {
   T choice(const std::string& field, std::optional<T> (*parse)(const std::string&)) const {
     const std::string s = text(field);
     const auto v = parse(s);
-    if (!v) fail(field, fmt::format("unknown value '{}'", s));
+    if (!v) fail(field, fmt::format("unknown value '{}'", s.size() > 40 ? s.substr(0, 40) + "..." : s));
     return *v;
   }
 
@@ -143,6 +164,10 @@ Case case_from_json(const json& j, const std::string& where) {
   // validate() names fields as "lengths[1]: ..."; prefix them with where they are.
   const auto problems = validate(schema, c);
   if (!problems.empty()) throw CaseError(fmt::format("{}.{}", where, problems.front()));
+  // A valid case may still be too large to materialize (D = 16384 and 2^26 tokens).
+  if (schema.size_check)
+    if (const auto too_big = schema.size_check(c); !too_big.empty())
+      throw CaseError(fmt::format("{}.{}", where, too_big.front()));
   return c;
 }
 
@@ -151,7 +176,7 @@ Verdict::Status parse_status(const std::string& s, const std::string& where) {
                   Verdict::Status::skipped})
     if (s == to_string(st)) return st;
   throw CaseError(fmt::format("{}: unknown verdict '{}' (pass, fail, rejected or skipped)",
-                              where, s));
+                              where, s.size() > 40 ? s.substr(0, 40) + "..." : s));
 }
 
 json to_json(const CaseFile& f) {
@@ -201,16 +226,106 @@ CaseFile case_file_from_json(const json& j, const std::string& path) {
   return out;
 }
 
-CaseFile read_case_file(const std::string& path) {
-  std::ifstream in(path);
+namespace {
+
+// Deepest nesting of arrays and objects a case file may have (a case file needs 3).
+constexpr int kMaxDepth = 64;
+
+// The nesting depth of `text`, brackets inside strings not counted; stops counting past
+// kMaxDepth. Done before parsing, so that a file nested 10^5 deep never reaches the
+// recursive parser (or the recursive destructor of a json value).
+int nesting_depth(const std::string& text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char ch : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (ch == '\\') escaped = true;
+      else if (ch == '"') in_string = false;
+      continue;
+    }
+    if (ch == '"') in_string = true;
+    else if (ch == '[' || ch == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > kMaxDepth) return deepest;
+    } else if (ch == ']' || ch == '}') --depth;
+  }
+  return deepest;
+}
+
+std::string read_text(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec) throw CaseError(fmt::format("{}: cannot be read: {}", path, ec.message()));
+  if (std::filesystem::is_directory(status))
+    throw CaseError(fmt::format("{}: is a folder, not a case file", path));
+  if (!std::filesystem::is_regular_file(status))  // a FIFO would block, a device never end
+    throw CaseError(fmt::format("{}: not a regular file", path));
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw CaseError(fmt::format("{}: cannot be read", path));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw CaseError(fmt::format("{}: cannot be read", path));
+  return text;
+}
+
+// Parses with a callback that refuses a key seen twice in one object (nlohmann keeps the
+// last one silently; a case file must say one thing).
+json parse_strict(const std::string& text, const std::string& path) {
+  const int depth = nesting_depth(text);
+  if (depth > kMaxDepth)
+    throw CaseError(fmt::format("{}: nested deeper than {} levels of arrays and objects",
+                                path, kMaxDepth));
+  std::vector<std::set<std::string>> keys;  // per open object or array
+  std::string duplicate;
+  const json::parser_callback_t cb = [&](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start: keys.emplace_back(); break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!keys.empty()) keys.pop_back();
+        break;
+      case json::parse_event_t::key:
+        if (!keys.empty() && duplicate.empty() &&
+            !keys.back().insert(parsed.get<std::string>()).second) {
+          duplicate = parsed.get<std::string>();
+        }
+        break;
+      case json::parse_event_t::value: break;
+    }
+    return true;
+  };
   json j;
   try {
-    j = json::parse(in);
+    j = json::parse(text, cb);
   } catch (const json::parse_error& e) {
-    throw CaseError(fmt::format("{}: not valid JSON: {}", path, e.what()));
+    throw CaseError(fmt::format("{}: not valid JSON: {}", path, shorten(e.what())));
+  } catch (const json::exception& e) {  // e.g. a number overflow: 1e999
+    throw CaseError(fmt::format("{}: not valid JSON: {}", path, shorten(e.what())));
   }
-  return case_file_from_json(j, path);
+  if (!duplicate.empty())
+    throw CaseError(fmt::format("{}: key {} appears twice in one object", path,
+                                quote(json(duplicate))));
+  return j;
+}
+
+}  // namespace
+
+CaseFile read_case_file(const std::string& path) {
+  // Whatever goes wrong reading a file is a CaseError naming it: a crash or an uncaught
+  // exception would end a folder replay without saying which file was at fault.
+  try {
+    const json j = parse_strict(read_text(path), path);
+    return case_file_from_json(j, path);
+  } catch (const CaseError&) {
+    throw;
+  } catch (const UsageError& e) {
+    throw CaseError(fmt::format("{}: {}", path, shorten(e.what())));
+  } catch (const std::bad_alloc&) {
+    throw CaseError(fmt::format("{}: too large to read (out of memory)", path));
+  } catch (const std::exception& e) {
+    throw CaseError(fmt::format("{}: cannot be read: {}", path, shorten(e.what())));
+  }
 }
 
 void write_case_file(const std::string& path, const CaseFile& f) {

@@ -19,14 +19,31 @@ namespace fs = std::filesystem;
 std::vector<std::string> case_files_under(const std::vector<std::string>& paths) {
   std::vector<std::string> files;
   for (const auto& p : paths) {
-    if (fs::is_directory(p)) {
-      for (const auto& e : fs::recursive_directory_iterator(p))
-        if (e.is_regular_file() && e.path().extension() == ".json")
-          files.push_back(e.path().string());
-    } else if (fs::is_regular_file(p)) {
-      files.push_back(p);
-    } else {
-      throw CaseError(fmt::format("{}: no such file or folder", p));
+    // A symlink loop, an unreadable folder, a name too long: a CaseError naming the path,
+    // never a filesystem_error that ends the command unexplained.
+    try {
+      std::error_code ec;
+      const auto status = fs::status(p, ec);
+      if (ec && ec != std::errc::no_such_file_or_directory)
+        throw CaseError(fmt::format("{}: cannot be read: {}", p, ec.message()));
+      if (fs::is_directory(status)) {
+        for (fs::recursive_directory_iterator it(p), end; it != end; ++it) {
+          if (it->path().extension() != ".json") continue;
+          // An entry that cannot be inspected (a symlink loop) is listed, so that reading
+          // it names its fault and the other files still replay.
+          std::error_code entry_ec;
+          if (it->is_regular_file(entry_ec) || entry_ec) files.push_back(it->path().string());
+        }
+      } else if (fs::is_regular_file(status)) {
+        files.push_back(p);
+      } else if (fs::exists(status)) {
+        throw CaseError(fmt::format("{}: not a file or folder", p));
+      } else {
+        throw CaseError(fmt::format("{}: no such file or folder", p));
+      }
+    } catch (const fs::filesystem_error& e) {
+      const std::string at = e.path1().empty() ? p : e.path1().string();
+      throw CaseError(fmt::format("{}: cannot be read: {}", at, e.code().message()));
     }
   }
   std::sort(files.begin(), files.end());

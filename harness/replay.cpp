@@ -1,6 +1,10 @@
 #include "harness/replay.h"
 
+#include <fmt/format.h>
+
+#include "generators/errors.h"
 #include "harness/fingerprint.h"
+#include "harness/implementations.h"
 #include "harness/kernel_info.h"
 #include "harness/property.h"
 
@@ -13,7 +17,27 @@ bool ReplayResult::as_recorded() const {
   return true;
 }
 
+namespace {
+
+// An implementation the file names must exist: an unknown one would replay as a verdict
+// nobody checked ("rejected" matching a recorded "rejected").
+void need_implementation(const CaseFile& f, const std::string& name, const std::string& field) {
+  try {
+    resolve_implementation(f.c.kernel, name);
+  } catch (const UsageError& e) {
+    throw CaseError(fmt::format("{}: {}: {}", f.path, field, e.what()));
+  }
+}
+
+}  // namespace
+
 ReplayResult replay(const CaseFile& f, const std::string& impl) {
+  need_implementation(f, f.c.impl, "case.impl");
+  for (const auto& [name, status] : f.expect)
+    need_implementation(f, name, "expect." + (name.size() > 40 ? name.substr(0, 40) + "..." : name));
+  if (const Schema& schema = find_kernel(f.c.kernel).schema(); schema.size_check)
+    if (const auto too_big = schema.size_check(f.c); !too_big.empty())
+      throw CaseError(fmt::format("{}: case.{}", f.path, too_big.front()));
   ReplayResult r;
   r.file = f;
   r.fingerprint = inputs_fingerprint(find_kernel(f.c.kernel).materialize(f.c));
@@ -29,8 +53,14 @@ ReplayResult replay(const CaseFile& f, const std::string& impl) {
     c.impl = name;
     ImplementationReplay run{name, evaluate(c), std::nullopt};
     if (auto it = f.expect.find(name); it != f.expect.end()) run.expected = it->second;
-    if (name == f.c.impl && run.verdict.failed() && !f.signature.empty())
-      r.signature_matches = run.verdict.signature() == f.signature;
+    if (name == f.c.impl && run.verdict.failed()) {
+      // A recorded failing case must say which failure: an empty signature checks nothing.
+      if (f.signature.empty() && !f.expect.empty())
+        throw CaseError(fmt::format(
+            "{}: signature: empty, but the case fails on {} with signature '{}'", f.path,
+            name, run.verdict.signature()));
+      r.signature_matches = f.signature.empty() || run.verdict.signature() == f.signature;
+    }
     r.runs.push_back(std::move(run));
   }
   return r;

@@ -29,6 +29,9 @@ struct ReplayResult {
 };
 
 // All implementations the file expects something of; or only `impl` when given.
+// CaseError (naming the file and field) when case.impl or an implementation in expect is
+// unknown, or when the case fails but the file records no signature: replay never
+// passes without checking.
 ReplayResult replay(const CaseFile& f, const std::string& impl = "");
 
 }  // namespace kprop

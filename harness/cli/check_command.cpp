@@ -23,18 +23,22 @@ void add_check_command(CLI::App& app, CheckOptions& o) {
   auto* cmd = app.add_subcommand("check", "search for a failing case, shrink it, keep it");
   cmd->add_option("kernel", o.kernel, "kernel to test (default: the first registered)");
   cmd->add_option("--impl", o.impl, "implementation (default: the kernel's own, e.g. tiled)");
-  cmd->add_option("--cases", o.cases, "cases to draw (default: 1000)")->check(CLI::PositiveNumber);
-  cmd->add_option("--seed", o.seed, "seed of the case stream (default: 0)");
+  cmd->add_option("--cases", o.cases, "cases to draw (default: 1000)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000}));
+  cmd->add_option("--seed", o.seed, "seed of the case stream (default: 0)")->check(not_negative());
   cmd->add_option("--property", o.properties, "property to check; repeatable (default: all)");
   cmd->add_option("--dtype", o.dtypes, "dtype to draw; repeatable (default: per property)");
   cmd->add_option("--set", o.set, "NAME=VALUE: pin a parameter in every case; repeatable")
       ->allow_extra_args(false);
   cmd->add_option("--limit", o.limits, "NAME=N: a limit of the kernel's generator; repeatable")
       ->allow_extra_args(false);
-  cmd->add_option("--max-segments", o.max_segments, "= --limit max_segments=N");
-  cmd->add_option("--max-length", o.max_length, "= --limit max_length=N");
+  cmd->add_option("--max-segments", o.max_segments, "= --limit max_segments=N")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  cmd->add_option("--max-length", o.max_length, "= --limit max_length=N")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   cmd->add_flag("--no-shrink", o.no_shrink, "report the failing case as found");
-  cmd->add_option("--shrink-seconds", o.shrink_seconds, "shrinking budget (default: 60)");
+  cmd->add_option("--shrink-seconds", o.shrink_seconds, "shrinking budget (default: 60)")
+      ->check(finite_in(0, 1e6));
   cmd->add_option("--corpus", o.corpus, "corpus folder for new failures (default: corpus)");
   cmd->add_flag("--no-corpus", o.no_corpus, "keep nothing, skip nothing");
   add_common_options(cmd, o.common);

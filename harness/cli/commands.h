@@ -22,6 +22,10 @@ struct CommonOptions {
 };
 void add_common_options(CLI::App* cmd, CommonOptions& o);
 void load_libraries(const CommonOptions& o);
+// Option validators: a finite number in lo..hi (NaN and inf refused), and an integer that
+// is not negative (an unsigned option would wrap -1 to 2^64-1).
+CLI::Validator finite_in(double lo, double hi);
+CLI::Validator not_negative();
 // The kernel a command names, or the registry's default when it names none.
 std::string kernel_or_default(const std::string& kernel);
 // `NAME=VALUE` settings checked against the kernel's schema; NAME=N limits likewise.

@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
+#include <string>
+
 #include "generators/errors.h"
 #include "generators/schema.h"
 #include "harness/cli/commands.h"
@@ -12,6 +15,35 @@
 #include "kernels/common/dispatch.h"
 
 namespace kprop {
+
+CLI::Validator finite_in(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        double v = 0;
+        size_t used = 0;
+        try {
+          v = std::stod(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != text.size() || !std::isfinite(v) || v < lo || v > hi)
+          return fmt::format("'{}' is not a number in {}..{}",
+                             text.size() > 40 ? text.substr(0, 40) + "..." : text, lo, hi);
+        return "";
+      },
+      fmt::format("NUMBER in {}..{}", lo, hi));
+}
+
+CLI::Validator not_negative() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const auto first = text.find_first_not_of(" \t");
+        if (first != std::string::npos && text[first] == '-')
+          return fmt::format("'{}' is negative", text.size() > 40 ? text.substr(0, 40) + "..." : text);
+        return "";
+      },
+      "NON-NEGATIVE");
+}
 
 void add_common_options(CLI::App* cmd, CommonOptions& o) {
   cmd->add_flag("--json", o.json, "machine-readable output on stdout");

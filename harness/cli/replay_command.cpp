@@ -64,33 +64,57 @@ nlohmann::json replay_json(const ReplayResult& r) {
 
 }  // namespace
 
+namespace {
+
+// The case files to replay: every path must give at least one (an empty folder, or a
+// folder named x.json, would otherwise replay nothing and pass). A path that cannot be
+// listed is reported and counted as a bad file, and the other paths still replay.
+std::vector<std::string> files_to_replay(const std::vector<std::string>& paths, bool& bad) {
+  std::vector<std::string> files;
+  for (const auto& p : paths) {
+    try {
+      const auto found = case_files_under({p});
+      if (found.empty())
+        throw CaseError(fmt::format("{}: no case files (*.json) in this folder", p));
+      files.insert(files.end(), found.begin(), found.end());
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "kprop: {}\n", e.what());
+      bad = true;
+    }
+  }
+  return files;
+}
+
+}  // namespace
+
 int run_replay(const ReplayOptions& o) {
   load_libraries(o.common);
   nlohmann::json all = nlohmann::json::array();
   bool bad_file = false, changed = false;
-  for (const auto& path : case_files_under(o.paths)) {
-    CaseFile f;
+  // Every file is reported, a bad one by its name; the exit code is the worst (2 > 1 > 0).
+  for (const auto& path : files_to_replay(o.paths, bad_file)) {
     try {
-      f = read_case_file(path);
+      const CaseFile f = read_case_file(path);
+      if (f.expect.empty() && o.impl.empty()) {
+        // A hand-written case: nothing recorded to check it against yet.
+        throw CaseError(fmt::format("{}: no expectations to replay (run `kprop shrink {}` first)",
+                                    path, path));
+      }
+      const ReplayResult r = replay(f, o.impl);
+      const bool ok = o.impl.empty() ? r.as_recorded() : !r.runs[0].verdict.failed();
+      changed |= !ok;
+      if (o.common.json)
+        all.push_back(replay_json(r));
+      else
+        print_replay(r);
     } catch (const CaseError& e) {
       fmt::print(stderr, "kprop: {}\n", e.what());
       bad_file = true;
-      continue;
-    }
-    if (f.expect.empty() && o.impl.empty()) {
-      // A hand-written case: nothing recorded to check it against yet.
-      fmt::print(stderr, "kprop: {}: no expectations to replay (run `kprop shrink {}` first)\n",
-                 path, path);
+    } catch (const std::exception& e) {
+      // An unknown --impl, a kernel error: still named, and the other files still replay.
+      fmt::print(stderr, "kprop: {}: {}\n", path, e.what());
       bad_file = true;
-      continue;
     }
-    const ReplayResult r = replay(f, o.impl);
-    const bool ok = o.impl.empty() ? r.as_recorded() : !r.runs[0].verdict.failed();
-    changed |= !ok;
-    if (o.common.json)
-      all.push_back(replay_json(r));
-    else
-      print_replay(r);
   }
   if (o.common.json) fmt::print("{}\n", all.dump(2));
   return bad_file ? 2 : changed ? 1 : 0;

@@ -127,8 +127,9 @@ void add_report_command(CLI::App& app, ReportOptions& o) {
   cmd->add_option("--impl", o.impl,
                   "implementation (default: each case file's own; tiled for --cases)");
   cmd->add_option("--cases", o.cases, "generate this many cases instead of reading files")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--seed", o.seed, "seed of the generated cases (default: 0)");
+      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000}));
+  cmd->add_option("--seed", o.seed, "seed of the generated cases (default: 0)")
+      ->check(not_negative());
   // Repeatable options take one value each, so that `--dtype bfloat16 corpus` leaves
   // `corpus` to the paths.
   cmd->add_option("--dtype", o.dtypes,
@@ -137,7 +138,8 @@ void add_report_command(CLI::App& app, ReportOptions& o) {
   cmd->add_option("--set", o.set, "NAME=VALUE applied to every case; repeatable")
       ->allow_extra_args(false);
   cmd->add_option("--rtol", o.rtols, "rtol of an atol column; repeatable (default: 0 1e-2 1e-1)")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->check(finite_in(0, 1e6));
   cmd->add_option("--markdown", o.markdown_out, "also write the Markdown to this file");
   cmd->add_option("--json-out", o.json_out, "also write the JSON to this file");
   add_common_options(cmd, o.common);

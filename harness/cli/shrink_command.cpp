@@ -28,7 +28,8 @@ void add_shrink_command(CLI::App& app, ShrinkOptions& o) {
   cmd->add_option("paths", o.paths, "case files (a hand-written one needs only its case)")
       ->required();
   cmd->add_option("--impl", o.impl, "run the case on this implementation instead");
-  cmd->add_option("--shrink-seconds", o.shrink_seconds, "budget per symptom (default: 60)");
+  cmd->add_option("--shrink-seconds", o.shrink_seconds, "budget per symptom (default: 60)")
+      ->check(finite_in(0, 1e6));
   cmd->add_option("--corpus", o.corpus, "corpus folder for the minimal cases (default: corpus)");
   cmd->add_flag("--no-corpus", o.no_corpus, "keep nothing");
   cmd->add_option("--keep-as", o.keep_as,

@@ -25,7 +25,7 @@ void add_sweep_command(CLI::App& app, SweepOptions& o) {
   cmd->add_option("--metric", o.metric,
                   "verdict (default), error_over_bound:T, ratio:T or chunked_ratio:T, "
                   "T a tensor such as dh0");
-  cmd->add_option("--seed", o.seed, "data seed of every cell (default: 0)");
+  cmd->add_option("--seed", o.seed, "data seed of every cell (default: 0)")->check(not_negative());
   cmd->add_option("--markdown", o.markdown_out, "also write the Markdown table to this file");
   cmd->add_option("--svg", o.svg_out, "also write an SVG heatmap to this file");
   add_common_options(cmd, o.common);

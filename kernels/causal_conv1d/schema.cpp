@@ -4,8 +4,13 @@
 // Ascend devices, and the channel widths the device kernel accepts.
 #include "kernels/causal_conv1d/schema.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <set>
+#include <string>
 
 #include "generators/errors.h"
 #include "kernels/causal_conv1d/tiling.h"
@@ -62,6 +67,40 @@ std::vector<int64_t> toward_quantum(int64_t x, int64_t quantum) {
   for (int64_t diff = (k - 1) / 2; diff != 0; diff /= 2) out.push_back((k - diff) * quantum);
   if (out.back() != (k - 1) * quantum) out.push_back((k - 1) * quantum);
   return out;
+}
+
+// Most elements one tensor of a case may hold: 2^24, or KPROP_MAX_ELEMENTS. Bounds alone
+// allow D = 16384 with 2^26 tokens, 2^40 elements: a case that would exhaust memory.
+int64_t max_elements() {
+  if (const char* env = std::getenv("KPROP_MAX_ELEMENTS"))
+    if (const auto v = parse_integer(env); v && *v > 0) return *v;
+  return int64_t{1} << 24;
+}
+
+// a * b, or nullopt past INT64_MAX.
+std::optional<int64_t> times(std::optional<int64_t> a, int64_t b) {
+  int64_t out = 0;
+  if (!a || __builtin_mul_overflow(*a, b, &out)) return std::nullopt;
+  return out;
+}
+
+std::vector<std::string> size_problems(const Case& c) {
+  const int64_t limit = max_elements();
+  const auto& L = c.integers("lengths");
+  std::optional<int64_t> tokens = 0;
+  for (const int64_t l : L)
+    if (!tokens || __builtin_add_overflow(*tokens, l, &*tokens)) tokens = std::nullopt;
+  const int64_t D = c.integer("D"), W = c.integer("W"), N = static_cast<int64_t>(L.size());
+  std::vector<std::pair<std::string, std::optional<int64_t>>> sizes{
+      {"x", times(tokens, D)}};
+  if (c.flag("initial_state")) sizes.push_back({"initial_state", times(times(N, D), W)});
+  std::vector<std::string> problems;
+  for (const auto& [name, n] : sizes)
+    if (!n || *n > limit)
+      problems.push_back(fmt::format(
+          "{}: {} would hold {} elements, more than the limit {} (KPROP_MAX_ELEMENTS raises it)",
+          name == "x" ? "lengths" : name, name, n ? std::to_string(*n) : "over 2^63", limit));
+  return problems;
 }
 
 Schema make_schema() {
@@ -201,6 +240,7 @@ Schema make_schema() {
   dht.percent_true = 50;
 
   s.params = {W, layout, lengths, splits, h0, D, cores, activation, bias, dht};
+  s.size_check = size_problems;
   // Fewer and shorter segments first, then a smaller window, channels and cores, then
   // optional inputs off.
   s.shrink_order = {"lengths", "layout", "splits", "W", "D", "num_cores",

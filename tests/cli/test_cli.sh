@@ -162,5 +162,43 @@ expect 1 "    already in the corpus: $T/shrunk/causal_conv1d/tiled_clamped-[a-z_
 expect 2 "kprop: $T/hand\.json: no expectations to replay \(run \`kprop shrink $T/hand\.json\` first\)" \
   "$kprop" replay "$tmp/hand.json"
 
+# Hostile input: exit 2 with the file (and field) named, never a crash or a pass that
+# checked nothing; a folder replay still replays the good files.
+expect 2 "kprop: $T/overflow\.json: not valid JSON: .*number overflow.*" \
+  "$kprop" replay "$(variant overflow 's/"D": [0-9]*/"D": 1e999/')"
+{ printf '{"schema": "kprop-case/2", "notes": '; printf '%*s' 100000 '' | tr ' ' '['
+  printf '%*s' 100000 '' | tr ' ' ']'; printf '}\n'; } >"$tmp/deep.json"
+expect 2 "kprop: $T/deep\.json: nested deeper than 64 levels of arrays and objects" \
+  "$kprop" replay "$tmp/deep.json"
+expect 2 "kprop: $T/dupkey\.json: key \"W\" appears twice in one object" \
+  "$kprop" replay "$(variant dupkey 's/"W": \([0-9]*\)/"W": \1, "W": 2/')"
+expect 2 "kprop: $T/huge\.json: case\.lengths: x would hold 17179901952 elements, more than the limit 16777216 \(KPROP_MAX_ELEMENTS raises it\)" \
+  "$kprop" replay "$(variant huge 's/"D": [0-9]*/"D": 16384/; s/"lengths": \[/"lengths": [1048576, /')"
+expect 2 "kprop: $T/bogus\.json: case\.impl: unknown implementation 'bogus' .*" \
+  "$kprop" replay "$(variant bogus 's/"impl": "[^"]*"/"impl": "bogus"/')"
+expect 2 "kprop: $T/nosig\.json: signature: empty, .*" \
+  "$kprop" replay "$(variant nosig 's/"signature": "[^"]*"/"signature": ""/')"
+mkdir -p "$tmp/empty" "$tmp/dir.json"
+expect 2 "kprop: $T/empty: no case files \(\*\.json\) in this folder" "$kprop" replay "$tmp/empty"
+expect 2 "kprop: $T/dir\.json: no case files \(\*\.json\) in this folder" "$kprop" replay "$tmp/dir.json"
+ln -s "$tmp/loop-b.json" "$tmp/loop-a.json" && ln -s "$tmp/loop-a.json" "$tmp/loop-b.json"
+expect 2 "kprop: $T/loop-a\.json: cannot be read: .*" "$kprop" replay "$tmp/loop-a.json"
+mkdir -p "$tmp/mixed" && cp "$good" "$tmp/mixed/" && cp "$tmp/bogus.json" "$tmp/nosig.json" "$tmp/mixed/"
+ln -s "$tmp/mixed/loop2.json" "$tmp/mixed/loop1.json" && ln -s "$tmp/mixed/loop1.json" "$tmp/mixed/loop2.json"
+sed -e 's/"kernel": "causal_conv1d"/"kernel": "nokernel"/' "$good" >"$tmp/mixed/a-nokernel.json"
+expect 2 "kprop: $T/mixed/a-nokernel\.json: case\.kernel: unknown kernel 'nokernel'.*" \
+  "$kprop" replay "$tmp/mixed"
+also "kprop: $T/mixed/bogus\.json: case\.impl: .*"
+also "kprop: $T/mixed/nosig\.json: signature: empty, .*"
+also "kprop: $T/mixed/loop1\.json: cannot be read: .*"
+also "$T/mixed/$(re "$(basename "$good")") as recorded"
+expect 2 "--max-length: Value 1e12 not in range .*" "$kprop" check --max-length 1e12 --no-corpus
+expect 2 "--cases: Value 1e20 not in range .*" "$kprop" check --cases 1e20 --no-corpus
+expect 2 "--shrink-seconds: 'nan' is not a number in 0\.\.1000000" \
+  "$kprop" check --shrink-seconds nan --no-corpus
+expect 2 "--shrink-seconds: '-1' is not a number in 0\.\.1000000" \
+  "$kprop" shrink "$good" --shrink-seconds -1 --no-corpus
+expect 2 "--seed: '-1' is negative" "$kprop" check --seed -1 --no-corpus
+
 echo "$failures failed"
 [ "$failures" -eq 0 ]
