@@ -200,5 +200,30 @@ expect 2 "--shrink-seconds: '-1' is not a number in 0\.\.1000000" \
   "$kprop" shrink "$good" --shrink-seconds -1 --no-corpus
 expect 2 "--seed: '-1' is negative" "$kprop" check --seed -1 --no-corpus
 
+# hunt: each state's known defect is found, shrunk and kept under its name; exit 0 when
+# every one was found; an unknown defect is named.
+expect 0 "FOUND out-of-bounds dy load on tiled@original after [0-9]+ cases \([0-9.]+ s\): causal_conv1d/tiled@original/out-of-bounds load \{initial_state\}" \
+  "$kprop" hunt --defect 'out-of-bounds dy load' --seed 1 --corpus "$tmp/hunt"
+also "FOUND out-of-bounds dy load on tiled@clamped after [0-9]+ cases \([0-9.]+ s\): causal_conv1d/tiled@clamped/out-of-bounds load \{initial_state\}"
+also "  kept: $T/hunt/causal_conv1d/out-of-bounds-dy-load--tiled-clamped\.json"
+expect 2 "kprop: unknown defect 'nosuch'" "$kprop" hunt --defect nosuch --corpus "$tmp/hunt"
+
+# report tolerance: exit 1 when an error exceeds its bound (the merged fix drops dht's
+# share of dh0), 0 when every error is within it (kprop's tiling on the same case).
+dht_fixed="$(dirname "$good")/dht-pass-through-dropped--tiled-fixed.json"
+expect 1 "\| dh0 \| 2\.4 \| 95\.4 \| 2\.4 \| 2\.4 \| 2\.39 \| \*\*1\.27e\+15\*\* \(1 of 1 case > 1\) \| .*" \
+  "$kprop" report tolerance "$dht_fixed"
+also "\| y \| 0 \| 0 \| 0 \| 0 \| 0 \| 0 \| exact \|"
+expect 0 "\| dh0 \| [0-9.e+-]+ \| .* \| [0-9.e+-]+ \| [^*]*\|" "$kprop" report tolerance "$dht_fixed" --impl tiled
+
+# sweep: the verdict grid of the vendored backward, cell by cell.
+expect 0 "\| 1 \| pass \| fail \(1\) \|" "$kprop" sweep --impl tiled@original --property gradient \
+  --x W=2,4 --y length=1,3 --set num_cores=48 --set dtype=float64
+also "\| 3 \| fail \(2\) \| fail \(3\) \|"
+
+# replay --impl is judged like check: a skipped verdict checked nothing, so it is no pass.
+sed -e 's/"property": "gradient"/"property": "packed"/' "$dht_fixed" >"$tmp/skipped.json"
+expect 1 "  tiled +skipped +expected pass +MISMATCH" "$kprop" replay "$tmp/skipped.json" --impl tiled
+
 echo "$failures failed"
 [ "$failures" -eq 0 ]
