@@ -350,9 +350,10 @@ void expect_low_precision(const CallSpec& s) {
   expect_within_derived_bounds(s, in, f, b, rf, rb);
 }
 
-TEST(EmulationTest, TiledFloat32IsCloseToReference) {
+// Packed with and without silu, then a dense batch on one core; returns the last spec.
+CallSpec expect_low_precision_over_shapes(at::ScalarType dtype) {
   CallSpec s;
-  s.dtype = at::kFloat;
+  s.dtype = dtype;
   s.lengths = {1, 7, 12, 3};
   s.dht = true;
   for (bool silu : {false, true}) {
@@ -363,21 +364,15 @@ TEST(EmulationTest, TiledFloat32IsCloseToReference) {
   s.lengths = {9, 9};
   s.cores = 1;
   expect_low_precision(s);
+  return s;
+}
+
+TEST(EmulationTest, TiledFloat32IsCloseToReference) {
+  expect_low_precision_over_shapes(at::kFloat);
 }
 
 TEST(EmulationTest, TiledBfloat16IsCloseToReference) {
-  CallSpec s;
-  s.dtype = at::kBFloat16;
-  s.lengths = {1, 7, 12, 3};
-  s.dht = true;
-  for (bool silu : {false, true}) {
-    s.activation = silu ? "silu" : "none";
-    expect_low_precision(s);
-  }
-  s.packed = false;
-  s.lengths = {9, 9};
-  s.cores = 1;
-  expect_low_precision(s);
+  const CallSpec s = expect_low_precision_over_shapes(at::kBFloat16);
   // And it is really rounded to bfloat16: not as close as float32 would be.
   const Inputs in = make_inputs(s);
   const double err = max_abs_diff(call_forward(kTiled, in.args).y,
