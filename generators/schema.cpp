@@ -23,6 +23,15 @@ std::vector<DType> CaseSpace::dtype_choices() const {
   return dtypes.empty() ? std::vector<DType>{DType::float32} : dtypes;
 }
 
+ParamSpec param_spec(std::string name, ParamType type, std::string meaning, ParamValue simplest) {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.type = type;
+  p.meaning = std::move(meaning);
+  p.simplest = std::move(simplest);
+  return p;
+}
+
 const ParamSpec* Schema::find(const std::string& name) const {
   for (const auto& p : params)
     if (p.name == name) return &p;
@@ -205,6 +214,12 @@ Case default_case(const Schema& schema, const Case& base) {
   return c;
 }
 
+void refuse_too_large(const Schema& schema, const Case& c, const std::string& where) {
+  if (!schema.size_check) return;
+  if (const auto too_big = schema.size_check(c); !too_big.empty())
+    throw CaseError(fmt::format("{}.{}", where, too_big.front()));
+}
+
 std::string summary(const Schema& schema, const Case& c) {
   std::string s;
   for (const auto& spec : schema.params) {
@@ -268,7 +283,8 @@ void set_param(const Schema& schema, Case& c, const std::string& name, const std
     c.distribution = *d;
   } else if (name == "seed") {
     const auto v = parse_unsigned(text);
-    if (!v) throw CaseError(fmt::format("parameter seed: '{}' is not an integer in 0..2^64-1", text));
+    if (!v)
+      throw CaseError(fmt::format("parameter seed: '{}' is not an integer in 0..2^64-1", text));
     c.seed = *v;
   } else if (const ParamSpec* spec = schema.find(name)) {
     c.params[name] = parse_param(*spec, text);
@@ -303,14 +319,25 @@ std::string get_param(const Schema& schema, const Case& c, const std::string& na
                               fmt::join(settable_names(schema), ", ")));
 }
 
-std::vector<std::string> switched_on(const Schema& schema, const Case& c) {
-  std::vector<std::string> names;
+std::vector<std::string> needs(const Schema& schema, const Case& c) {
+  std::vector<std::string> out;
   for (const auto& spec : schema.params) {
-    if (spec.type != ParamType::flag && spec.type != ParamType::choice) continue;
     const auto it = c.params.find(spec.name);
-    if (it != c.params.end() && it->second != spec.simplest) names.push_back(spec.name);
+    if (it == c.params.end() || it->second == spec.simplest) continue;
+    const ParamValue& v = it->second;
+    switch (spec.type) {
+      case ParamType::flag: out.push_back(spec.name); break;
+      case ParamType::choice: out.push_back(spec.name + "=" + to_text(v)); break;
+      case ParamType::integers: {
+        const auto n = std::get<std::vector<int64_t>>(v).size();
+        if (n != std::get<std::vector<int64_t>>(spec.simplest).size())
+          out.push_back(fmt::format("{} {}", n, spec.name));
+        break;
+      }
+      case ParamType::integer: break;  // a size, not a switch: W = 3 or 4 is one defect
+    }
   }
-  return names;
+  return out;
 }
 
 }  // namespace kprop

@@ -118,6 +118,9 @@ struct ParamSpec {
   }
 };
 
+// A parameter with its name, type, meaning and simplest value; the rest is filled in after.
+ParamSpec param_spec(std::string name, ParamType type, std::string meaning, ParamValue simplest);
+
 // A name `--set` and sweeps accept that is not a parameter of its own, e.g. causal_conv1d's
 // `length` (every sequence has this length).
 struct DerivedParam {
@@ -145,7 +148,7 @@ class Schema {
   std::function<std::vector<std::string>(const Case&)> check;
   // Problems of size: a case whose tensors would be too large to materialize (e.g. more
   // elements than KPROP_MAX_ELEMENTS), in words naming the field. Not part of validate()
-  // (the generator's bounds allow such cases); case files and replay refuse them.
+  // (the generator's bounds allow such cases); see refuse_too_large().
   std::function<std::vector<std::string>(const Case&)> size_check;
 
   const ParamSpec* find(const std::string& name) const;
@@ -172,6 +175,11 @@ Case default_case(const Schema& schema, const Case& base);
 // "lengths=1,7 W=4 ..." then dtype, seed and distribution: one line for tables.
 std::string summary(const Schema& schema, const Case& c);
 
+// Throws CaseError "<where>.<problem>" when the case's tensors would be too large to
+// materialize (the schema's size_check): what reading a file, replay and every evaluation
+// call before anything is allocated.
+void refuse_too_large(const Schema& schema, const Case& c, const std::string& where);
+
 // `--set NAME=VALUE`: a parameter, a derived name or a common field (impl, property,
 // dtype, seed, distribution), parsed by its type; the parameters that depend on it are
 // fitted to it, the value itself is left for validate() to judge. Throws CaseError
@@ -184,8 +192,10 @@ std::vector<std::string> settable_names(const Schema& schema);
 // and choices, not its bounds.
 ParamValue parse_param(const ParamSpec& spec, const std::string& text);
 
-// The flags and choices away from their simplest value. In a 1-minimal case each of
-// them is needed for the failure: they name what triggers it (e.g. final_state_grad).
-std::vector<std::string> switched_on(const Schema& schema, const Case& c);
+// What a case has beyond the simplest: the flags and choices away from their simplest
+// value and the lists longer than their simplest ("initial_state", "layout=dense",
+// "2 lengths"). In a 1-minimal case each is needed for the failure: together they name
+// what triggers it. Integer sizes are not part of it (W = 3 or 4 is one defect).
+std::vector<std::string> needs(const Schema& schema, const Case& c);
 
 }  // namespace kprop

@@ -165,9 +165,7 @@ Case case_from_json(const json& j, const std::string& where) {
   const auto problems = validate(schema, c);
   if (!problems.empty()) throw CaseError(fmt::format("{}.{}", where, problems.front()));
   // A valid case may still be too large to materialize (D = 16384 and 2^26 tokens).
-  if (schema.size_check)
-    if (const auto too_big = schema.size_check(c); !too_big.empty())
-      throw CaseError(fmt::format("{}.{}", where, too_big.front()));
+  refuse_too_large(schema, c, where);
   return c;
 }
 

@@ -23,9 +23,7 @@
 namespace kprop {
 
 std::string identity(const Schema& schema, const Case& minimal, const std::string& symptom);
-
-// What a case has beyond the simplest: "initial_state", "layout=dense", "2 lengths".
-std::vector<std::string> needs(const Schema& schema, const Case& c);
+// (what it needs: generators/schema.h's needs())
 
 // The symptom an identity was built from ("dh0 [sequence shorter than W]").
 std::string symptom_of(const std::string& identity);

@@ -42,9 +42,7 @@ Verdict evaluate(const Case& c) {
     throw CaseError(fmt::format("impossible case: {}", fmt::join(problems, "; ")));
   // Valid but too large to materialize (a --set, a decoded or hand-made case): refused
   // with the limit named, never an out-of-memory.
-  if (kernel.schema().size_check)
-    if (const auto too_big = kernel.schema().size_check(c); !too_big.empty())
-      throw CaseError(fmt::format("case too large: {}", fmt::join(too_big, "; ")));
+  refuse_too_large(kernel.schema(), c, "case");
   const Implementation impl = resolve_implementation(c.kernel, c.impl);
   const Property& property = find_property(c.property);
   try {

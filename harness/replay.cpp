@@ -35,9 +35,7 @@ ReplayResult replay(const CaseFile& f, const std::string& impl) {
   need_implementation(f, f.c.impl, "case.impl");
   for (const auto& [name, status] : f.expect)
     need_implementation(f, name, "expect." + (name.size() > 40 ? name.substr(0, 40) + "..." : name));
-  if (const Schema& schema = find_kernel(f.c.kernel).schema(); schema.size_check)
-    if (const auto too_big = schema.size_check(f.c); !too_big.empty())
-      throw CaseError(fmt::format("{}: case.{}", f.path, too_big.front()));
+  refuse_too_large(find_kernel(f.c.kernel).schema(), f.c, f.path + ": case");
   ReplayResult r;
   r.file = f;
   r.fingerprint = inputs_fingerprint(find_kernel(f.c.kernel).materialize(f.c));

@@ -111,7 +111,7 @@ Schema make_schema() {
       {"max_length", 64, 1, kMaxLength / 4, "typical longest segment (4x is drawn rarely)"},
   };
 
-  ParamSpec W{"W", ParamType::integer, "convolution window (taps)", int64_t{2}};
+  ParamSpec W = param_spec("W", ParamType::integer, "convolution window (taps)", int64_t{2});
   W.default_value = int64_t{4};
   W.static_bounds = {1, 256};
   // 4 is the shipped width; 2..4 is where most models live; 8 is the widest `clamped` takes.
@@ -122,14 +122,14 @@ Schema make_schema() {
                                   IntOption::just(10, 8)};
   };
 
-  ParamSpec layout{"layout", ParamType::choice,
-                   "packed: B = 1 and cu_seqlens; dense: B sequences of equal length",
-                   std::string("packed")};
+  ParamSpec layout = param_spec(
+      "layout", ParamType::choice,
+      "packed: B = 1 and cu_seqlens; dense: B sequences of equal length", std::string("packed"));
   layout.choices = {"packed", "dense"};
   layout.weights = {80, 20};
 
-  ParamSpec lengths{"lengths", ParamType::integers, "length of each sequence",
-                    std::vector<int64_t>{1}};
+  ParamSpec lengths = param_spec("lengths", ParamType::integers, "length of each sequence",
+                                 std::vector<int64_t>{1});
   lengths.default_value = std::vector<int64_t>{16};
   lengths.depends_on = {"W", "layout"};
   lengths.list.min_count = 1;
@@ -165,9 +165,9 @@ Schema make_schema() {
     };
   };
 
-  ParamSpec splits{"splits", ParamType::integers,
-                   "split point per sequence for chunked (empty: each in half)",
-                   std::vector<int64_t>{}};
+  ParamSpec splits = param_spec("splits", ParamType::integers,
+                                "split point per sequence for chunked (empty: each in half)",
+                                std::vector<int64_t>{});
   splits.depends_on = {"lengths", "W"};
   splits.list.same_count_as = "lengths";
   splits.list.may_be_empty = true;
@@ -184,11 +184,12 @@ Schema make_schema() {
                                   IntOption::just(15, L),     IntOption::range(15, 1, L)};
   };
 
-  ParamSpec h0{"initial_state", ParamType::flag, "an initial state h0 [N, D, W]", false};
+  ParamSpec h0 =
+      param_spec("initial_state", ParamType::flag, "an initial state h0 [N, D, W]", false);
   h0.percent_true = 75;
   h0.default_value = true;
 
-  ParamSpec D{"D", ParamType::integer, "channels", int64_t{kChannelQuantum}};
+  ParamSpec D = param_spec("D", ParamType::integer, "channels", int64_t{kChannelQuantum});
   D.depends_on = {"initial_state"};
   D.static_bounds = {1, 16384};
   // Without h0 the device forward needs D % 256 == 0; most such cases respect it and
@@ -213,8 +214,8 @@ Schema make_schema() {
     return out;
   };
 
-  ParamSpec cores{"num_cores", ParamType::integer, "vector cores of the emulated device",
-                  int64_t{1}};
+  ParamSpec cores = param_spec("num_cores", ParamType::integer,
+                               "vector cores of the emulated device", int64_t{1});
   cores.default_value = int64_t{48};
   cores.static_bounds = {1, 4096};
   cores.draw = [](const DrawContext&) {
@@ -227,16 +228,16 @@ Schema make_schema() {
         IntOption::any_of(15, powers_of_two), IntOption::range(25, 1, 64)};
   };
 
-  ParamSpec activation{"activation", ParamType::choice, "none, or silu after the sum",
-                       std::string("none")};
+  ParamSpec activation = param_spec("activation", ParamType::choice,
+                                    "none, or silu after the sum", std::string("none"));
   activation.choices = {"none", "silu"};
   activation.weights = {50, 50};
 
-  ParamSpec bias{"bias", ParamType::flag, "a bias b [D]", false};
+  ParamSpec bias = param_spec("bias", ParamType::flag, "a bias b [D]", false);
   bias.percent_true = 70;
   bias.default_value = true;
-  ParamSpec dht{"final_state_grad", ParamType::flag, "a cotangent dht for the final state",
-                false};
+  ParamSpec dht = param_spec("final_state_grad", ParamType::flag,
+                             "a cotangent dht for the final state", false);
   dht.percent_true = 50;
 
   s.params = {W, layout, lengths, splits, h0, D, cores, activation, bias, dht};

@@ -24,6 +24,17 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// Everything a case file records besides its case, read back as written.
+void expect_same_record(const CaseFile& back, const CaseFile& f) {
+  EXPECT_EQ(back.expect, f.expect);
+  EXPECT_EQ(back.signature, f.signature);
+  EXPECT_EQ(back.identity, f.identity);
+  EXPECT_EQ(back.shrinks_to, f.shrinks_to);
+  EXPECT_EQ(back.inputs_fingerprint, f.inputs_fingerprint);
+  EXPECT_EQ(back.provenance, f.provenance);
+  EXPECT_EQ(back.notes, f.notes);
+}
+
 fs::path fresh_dir(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("kprop-test-" + name);
   fs::remove_all(dir);
@@ -103,13 +114,7 @@ TEST(CaseFileTest, EveryGeneratedCaseRoundTripsThroughJsonAndAFile) {
     write_case_file(path, f);
     const CaseFile back = read_case_file(path);
     EXPECT_EQ(back.c, c);
-    EXPECT_EQ(back.expect, f.expect);
-    EXPECT_EQ(back.signature, f.signature);
-    EXPECT_EQ(back.identity, f.identity);
-    EXPECT_EQ(back.shrinks_to, f.shrinks_to);
-    EXPECT_EQ(back.inputs_fingerprint, f.inputs_fingerprint);
-    EXPECT_EQ(back.provenance, f.provenance);
-    EXPECT_EQ(back.notes, f.notes);
+    expect_same_record(back, f);
   }
 }
 
@@ -196,13 +201,7 @@ TEST(CaseFileTest, AVersion2FileRoundTripsWithIdentityAndShrinksTo) {
   const CaseFile back = read_case_file(path);
   EXPECT_EQ(back.path, path);
   EXPECT_EQ(back.c, f.c);
-  EXPECT_EQ(back.expect, f.expect);
-  EXPECT_EQ(back.signature, f.signature);
-  EXPECT_EQ(back.identity, f.identity);
-  EXPECT_EQ(back.shrinks_to, f.shrinks_to);
-  EXPECT_EQ(back.inputs_fingerprint, f.inputs_fingerprint);
-  EXPECT_EQ(back.provenance, f.provenance);
-  EXPECT_EQ(back.notes, f.notes);
+  expect_same_record(back, f);
   // Written again, it is the same file.
   const std::string again = (fresh_dir("v2-again") / "v2.json").string();
   write_case_file(again, back);
@@ -418,8 +417,11 @@ TEST(ReplayTest, TensorsAreRebuiltBitForBitFromTheSeed) {
   for (DType d : {DType::float32, DType::bfloat16, DType::float16, DType::float64}) {
     c.dtype = d;
     const Problem a = kernel.materialize(c), b = kernel.materialize(c);
-    for (const auto& [name, t] : a.inputs)
-      if (t.defined()) EXPECT_TRUE(at::equal(t, b.inputs.get(name))) << name;
+    for (const auto& [name, t] : a.inputs) {
+      if (t.defined()) {
+        EXPECT_TRUE(at::equal(t, b.inputs.get(name))) << name;
+      }
+    }
     EXPECT_EQ(inputs_fingerprint(a), inputs_fingerprint(b));
   }
   Case other = c;

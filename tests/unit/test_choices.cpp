@@ -341,14 +341,20 @@ TEST(EncodingTest, HandMadeCasesOffTheDrawnEdgesRoundTrip) {
   EXPECT_EQ(decode_bytes(encode(conv(), c, space), space), c);
 }
 
+// The simplest case a space can hold (data seed 0, the space's first dtype).
+Case simplest_of(const CaseSpace& space) {
+  Case base;
+  base.impl = space.impl;
+  base.property = space.property;
+  base.dtype = space.dtype_choices().front();
+  base.seed = 0;
+  return simplest_case(conv(), base);
+}
+
 TEST(EncodingTest, TheSimplestCaseIsAllZeroBytes) {
   for (const CaseSpace& space : spaces()) {
     if (!space.fixed.empty()) continue;
-    Case base;
-    base.impl = space.impl;
-    base.property = space.property;
-    base.dtype = space.dtype_choices().front();
-    const Case simplest = simplest_case(conv(), base);
+    const Case simplest = simplest_of(space);
     const Bytes bytes = encode(conv(), simplest, space);
     EXPECT_TRUE(std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; }))
         << show(simplest);
@@ -358,12 +364,7 @@ TEST(EncodingTest, TheSimplestCaseIsAllZeroBytes) {
 TEST(EncodingTest, ZeroBytesAndEmptyInputDecodeToTheSimplestCase) {
   for (const CaseSpace& space : spaces()) {
     if (!space.fixed.empty()) continue;
-    Case base;
-    base.impl = space.impl;
-    base.property = space.property;
-    base.dtype = space.dtype_choices().front();
-    base.seed = 0;
-    const Case simplest = simplest_case(conv(), base);
+    const Case simplest = simplest_of(space);
     EXPECT_EQ(decode(conv(), nullptr, 0, space), simplest);
     for (size_t n = 0; n <= 300; n += 7)
       EXPECT_EQ(decode_bytes(Bytes(n, 0), space), simplest) << n << " zero bytes";

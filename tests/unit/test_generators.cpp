@@ -489,7 +489,7 @@ TEST(GeneratorTest, ShrinkCaseEndsOneMinimalThroughValidSteps) {
     EXPECT_EQ(s.num_cores, 1);
     EXPECT_FALSE(s.has_initial_state);
     EXPECT_TRUE(s.D == 32 || s.D == 256);
-    EXPECT_TRUE(switched_on(conv(), m).empty());
+    EXPECT_TRUE(needs(conv(), m).empty());
     EXPECT_EQ(m.dtype, DType::bfloat16);
     EXPECT_EQ(m.distribution, Distribution::normal);
     EXPECT_EQ(m.seed, failing.seed);
@@ -784,7 +784,7 @@ TEST(SchemaTest, SimplestAndDefaultCasesAreValid) {
   const Case def = default_case(conv(), base);
   EXPECT_TRUE(validate(conv(), simplest).empty()) << problems_of(simplest);
   EXPECT_TRUE(validate(conv(), def).empty()) << problems_of(def);
-  EXPECT_TRUE(switched_on(conv(), simplest).empty());
+  EXPECT_TRUE(needs(conv(), simplest).empty());
   EXPECT_EQ(def.integer("W"), 4);
   EXPECT_EQ(def.integer("num_cores"), 48);
   EXPECT_TRUE(shrink_steps(conv(), simplest, {DType::float32}).empty())

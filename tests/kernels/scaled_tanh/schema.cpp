@@ -32,15 +32,6 @@ std::vector<int64_t> fewer_columns(int64_t cols) {
   return out;
 }
 
-ParamSpec param(std::string name, ParamType type, std::string meaning, ParamValue simplest) {
-  ParamSpec p;
-  p.name = std::move(name);
-  p.type = type;
-  p.meaning = std::move(meaning);
-  p.simplest = std::move(simplest);
-  return p;
-}
-
 Schema make_schema() {
   Schema s;
   s.kernel = "scaled_tanh";
@@ -49,7 +40,7 @@ Schema make_schema() {
       {"max_cols", 64, 1, kMaxCols, "most columns of a uniform draw (block edges aside)"},
   };
 
-  ParamSpec rows = param("rows", ParamType::integer, "rows of x and s", int64_t{1});
+  ParamSpec rows = param_spec("rows", ParamType::integer, "rows of x and s", int64_t{1});
   rows.default_value = int64_t{4};
   rows.static_bounds = {1, kMaxRows};
   rows.draw = [](const DrawContext& ctx) {
@@ -58,8 +49,8 @@ Schema make_schema() {
                                   IntOption::range(55, 1, most)};
   };
 
-  ParamSpec cols = param("cols", ParamType::integer,
-                         "columns of x and s: 8-wide blocks, then the rest", int64_t{1});
+  ParamSpec cols = param_spec("cols", ParamType::integer,
+                              "columns of x and s: 8-wide blocks, then the rest", int64_t{1});
   cols.default_value = int64_t{16};
   cols.static_bounds = {1, kMaxCols};
   cols.draw = [](const DrawContext& ctx) {
@@ -72,7 +63,7 @@ Schema make_schema() {
   };
   cols.shrinks = [](int64_t x, const Case&, size_t) { return fewer_columns(x); };
 
-  ParamSpec bias = param("bias", ParamType::flag, "a bias b [cols] added to every row", false);
+  ParamSpec bias = param_spec("bias", ParamType::flag, "a bias b [cols] added to every row", false);
   bias.percent_true = 50;
   bias.default_value = true;
 
