@@ -310,10 +310,20 @@ json parse_strict(const std::string& text, const std::string& path) {
 }  // namespace
 
 CaseFile read_case_file(const std::string& path) {
+  std::string text;
+  try {
+    text = read_text(path);
+  } catch (const std::bad_alloc&) {
+    throw CaseError(fmt::format("{}: too large to read (out of memory)", path));
+  }
+  return parse_case_file(text, path);
+}
+
+CaseFile parse_case_file(const std::string& text, const std::string& path) {
   // Whatever goes wrong reading a file is a CaseError naming it: a crash or an uncaught
   // exception would end a folder replay without saying which file was at fault.
   try {
-    const json j = parse_strict(read_text(path), path);
+    const json j = parse_strict(text, path);
     return case_file_from_json(j, path);
   } catch (const CaseError&) {
     throw;

@@ -53,6 +53,9 @@ nlohmann::json to_json(const CaseFile& f);
 CaseFile case_file_from_json(const nlohmann::json& j, const std::string& path);
 
 CaseFile read_case_file(const std::string& path);
+// The same from the file's text (`path` names it in errors): what the parser fuzz target
+// feeds with arbitrary bytes.
+CaseFile parse_case_file(const std::string& text, const std::string& path);
 // Writes through a temporary file in the same folder and a rename: readers see the old
 // file or the new one, never a part. Creates missing folders.
 void write_case_file(const std::string& path, const CaseFile& f);

@@ -5,7 +5,14 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include "generators/errors.h"
+#include "harness/atomic_file.h"
 #include "harness/fingerprint.h"
 #include "harness/identity.h"
 #include "harness/implementations.h"
@@ -107,11 +114,44 @@ std::string corpus_file_name(const CaseFile& f) {
 
 Kept keep(const std::string& dir, const CaseFile& f, const std::string& name) {
   if (!f.identity.empty())
-    if (auto existing = find_identity(dir, f.identity)) return {*existing, false};
+    if (auto existing = find_identity(dir, f.identity)) return {*existing, false, ""};
   const std::string path =
       (fs::path(dir) / f.c.kernel / (name.empty() ? corpus_file_name(f) : name)).string();
   write_case_file(path, f);
-  return {path, true};
+  return {path, true, ""};
+}
+
+Kept try_keep(const std::string& dir, const CaseFile& f, const std::string& name) {
+  try {
+    return keep(dir, f, name);
+  } catch (const FileError& e) {
+    return {"", false, e.what()};
+  } catch (const CaseError& e) {  // write_case_file's FileError, renamed
+    return {"", false, e.what()};
+  } catch (const fs::filesystem_error& e) {
+    return {"", false, e.what()};
+  }
+}
+
+std::vector<std::string> prepare_corpus(const std::string& dir) {
+  // The nearest folder that exists: where the first write would create the rest.
+  fs::path existing = fs::absolute(fs::path(dir)).lexically_normal();
+  std::error_code ec;
+  while (!fs::exists(existing, ec) && existing.has_parent_path() &&
+         existing != existing.parent_path())
+    existing = existing.parent_path();
+  if (!fs::is_directory(existing, ec))
+    throw FileError(fmt::format("corpus folder {}: cannot be written: {} is not a folder", dir,
+                                existing.string()));
+  // A probe file says more than access(): read-only mounts, quotas, ACLs.
+  const fs::path probe = existing / fmt::format(".kprop-write-test.{}", getpid());
+  const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0)
+    throw FileError(fmt::format("corpus folder {}: cannot be written: {}: {}", dir,
+                                existing.string(), strerror(errno)));
+  close(fd);
+  unlink(probe.c_str());
+  return remove_stale_temporary_files(dir);
 }
 
 }  // namespace kprop

@@ -37,9 +37,20 @@ std::string corpus_file_name(const CaseFile& f);
 struct Kept {
   std::string path;  // the file written, or the one that already had the identity
   bool written = false;
+  std::string error;  // try_keep(): why it could not be written (then nothing was)
 };
 // Writes `f` under <dir>/<kernel>/ unless its identity is already in the corpus (one
 // defect, one entry); `name` replaces the generated file name.
 Kept keep(const std::string& dir, const CaseFile& f, const std::string& name = "");
+// keep(), but a file that cannot be written is not an exception: Kept::error says why,
+// and the caller prints the case file whole (to_json(f)) so the finding is not lost.
+Kept try_keep(const std::string& dir, const CaseFile& f, const std::string& name = "");
+
+// Before a search that may keep findings in `dir`: checks that case files can be written
+// there (its nearest existing folder takes a new file), else throws FileError naming the
+// folder, so that a long search never ends in a finding with nowhere to go; then removes
+// the temporary files a killed writer left under it (harness/atomic_file.h). Creates
+// nothing. Returns the temporary files removed.
+std::vector<std::string> prepare_corpus(const std::string& dir);
 
 }  // namespace kprop

@@ -108,6 +108,14 @@ class KernelInfo {
   virtual const SequenceFamily* sequences() const { return nullptr; }
 
   virtual std::vector<KnownDefect> known_defects() const { return {}; }
+
+  // Why built-in implementation `impl` may refuse case `c`, as the text its error holds
+  // ("D must be divisible by BD"), as PyTorch's OpInfo declares error_inputs. An error of
+  // a built-in implementation whose message does not hold the declared text is a failure
+  // (harness/property.h); std::nullopt: the case is supported, every error is a failure.
+  virtual std::optional<std::string> refusal(const Case& /*c*/, const std::string& /*impl*/) const {
+    return std::nullopt;
+  }
 };
 
 // Registry of kernels by name; each kernel registers itself at load time.

@@ -4,7 +4,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "generators/errors.h"
+#include "harness/interrupt.h"
+#include "harness/isolation.h"
 #include "harness/properties/calls.h"
 #include "harness/properties/registry.h"
 
@@ -35,6 +39,35 @@ const Property& find_property(const std::string& name) {
                                fmt::join(property_names(), ", ")));
 }
 
+bool is_builtin_implementation(const std::string& kernel, const std::string& impl) {
+  const auto builtins = builtin_implementations(kernel);
+  return std::any_of(builtins.begin(), builtins.end(),
+                     [&](const Implementation& i) { return i.name == impl; });
+}
+
+namespace {
+std::vector<std::string>& outside_refusal_texts() {
+  static std::vector<std::string> texts;
+  return texts;
+}
+}  // namespace
+
+void declare_outside_refusals(std::vector<std::string> texts) {
+  outside_refusal_texts() = std::move(texts);
+}
+const std::vector<std::string>& outside_refusals() { return outside_refusal_texts(); }
+
+std::optional<std::string> declared_refusal(const Case& c, const std::string& message) {
+  if (is_builtin_implementation(c.kernel, c.impl)) {
+    auto reason = find_kernel(c.kernel).refusal(c, c.impl);
+    if (reason && message.find(*reason) != std::string::npos) return reason;
+    return std::nullopt;
+  }
+  for (const auto& text : outside_refusals())
+    if (message.find(text) != std::string::npos) return text;
+  return std::nullopt;
+}
+
 Verdict evaluate(const Case& c) {
   const KernelInfo& kernel = find_kernel(c.kernel);
   const auto problems = validate(kernel.schema(), c);
@@ -45,17 +78,27 @@ Verdict evaluate(const Case& c) {
   refuse_too_large(kernel.schema(), c, "case");
   const Implementation impl = resolve_implementation(c.kernel, c.impl);
   const Property& property = find_property(c.property);
+  if (cutting_short()) {
+    Verdict v = open_verdict(kernel, c);
+    v.status = Verdict::Status::skipped;
+    v.message = fmt::format("not run: interrupted by {}", interrupt_name());
+    return v;
+  }
+  if (isolation().enabled && !is_builtin_implementation(c.kernel, impl.name))
+    return evaluate_isolated(c);
   try {
     return property.check(kernel, impl, c);
   } catch (const ImplementationRefused& e) {
-    // The implementation refused the case, as the real kernel raises on it.
-    Verdict v;
-    v.kernel = c.kernel;
-    v.impl = c.impl;
-    v.property = c.property;
-    v.status = Verdict::Status::rejected;
-    v.message = e.what();
-    return v;
+    if (declared_refusal(c, e.what())) {
+      // A refusal it declares, as the real kernel raises on such a case.
+      Verdict v = open_verdict(kernel, c);
+      v.status = Verdict::Status::rejected;
+      v.message = e.what();
+      return v;
+    }
+    // Anything else it raises is a failure: a kernel that throws on a case it should
+    // take is as broken as one that computes the wrong values.
+    return fault_verdict(c, Fault{Fault::Kind::raised, e.what()});
   }
 }
 

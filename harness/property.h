@@ -2,6 +2,7 @@
 // case at a time. Properties know nothing of any kernel; they use its KernelInfo.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,26 @@ const Property& find_property(const std::string& name);  // throws UsageError
 std::vector<std::string> property_names();
 
 // Validates and runs case `c` (its kernel, implementation and property): a case that is
-// impossible throws CaseError; an implementation that raises gives a rejected verdict.
+// impossible throws CaseError. An implementation that raises gives a rejected verdict
+// when the error is a refusal it declares (declared_refusal()), else a failure with the
+// fault "raised". An implementation from outside (NS::kernel of a loaded library) runs in
+// a child process while isolation is on (harness/isolation.h): a crash, a hang or an exit
+// is then a failure too, and kprop goes on. While an interrupt cuts the run short
+// (harness/interrupt.h) every case is skipped at once.
 Verdict evaluate(const Case& c);
+
+// Built into kprop (its KernelInfo lists it), not loaded from outside.
+bool is_builtin_implementation(const std::string& kernel, const std::string& impl);
+
+// What an outside implementation declares it refuses (`--refusal TEXT`): an error whose
+// message holds one of these texts is a refusal. None by default: every error of an
+// outside implementation is a failure. Process-wide, as the libraries loaded are.
+void declare_outside_refusals(std::vector<std::string> texts);
+const std::vector<std::string>& outside_refusals();
+
+// The declared refusal that an error `message` of `c`'s implementation on `c` is, if any:
+// for a built-in implementation its kernel's KernelInfo::refusal(c, impl) when the
+// message holds it; for an outside one the first declared text the message holds.
+std::optional<std::string> declared_refusal(const Case& c, const std::string& message);
 
 }  // namespace kprop

@@ -21,5 +21,8 @@ std::string format_tally(const Tally& t);
 // The same, for machines (--json).
 nlohmann::json verdict_to_json(const Verdict& v);
 nlohmann::json tally_to_json(const Tally& t);
+// The inverse of verdict_to_json (the signature is derived, not read): what an isolated
+// worker answers (harness/isolation.h). Throws std::runtime_error on a malformed verdict.
+Verdict verdict_from_json(const nlohmann::json& j);
 
 }  // namespace kprop

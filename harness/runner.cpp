@@ -9,6 +9,7 @@
 #include "harness/identity.h"
 #include "harness/kernel_info.h"
 #include "harness/property.h"
+#include "harness/triage.h"
 
 namespace kprop {
 
@@ -160,10 +161,8 @@ SearchResult search(const SearchOptions& options) {
   for (const auto& name : properties) find_property(name);  // fail early on a bad name
 
   SearchResult result;
-  // Signatures whose every symptom shrank to a known identity are not shrunk again —
-  // keyed with the flags and choices the case has on, since an identity needs some of
-  // them: the same signature with dht on or off can be two defects.
-  std::map<std::string, std::vector<std::string>> known_signatures;
+  Triage triage({options.known_identities, options.shrink, options.shrink_seconds,
+                 options.dtypes, options.fixed, options.memo});
   const auto start = Clock::now();
   for (int64_t i = options.first_case; i < options.cases; ++i) {
     const std::string& property = properties[static_cast<size_t>(i) % properties.size()];
@@ -174,37 +173,23 @@ SearchResult search(const SearchOptions& options) {
     if (v.status == Verdict::Status::rejected) ++result.rejections[v.message];
 
     if (v.failed()) {
-      std::string signature = v.signature();
-      for (const auto& on : needs(schema, drawn)) signature += " +" + on;
-      std::vector<std::string> seen;
-      std::optional<Diagnosis> d;
-      if (auto it = known_signatures.find(signature); it != known_signatures.end()) {
-        seen = it->second;
-      } else {
-        d = diagnose(drawn, v, options.known_identities, options.shrink,
-                     options.shrink_seconds, options.dtypes, options.fixed,
-                     [&](const ShrinkResult&) {
-                       if (options.on_progress) options.on_progress(result.tally, "shrink");
-                     },
-                     options.memo.get());
-        seen = d->known_seen;
-        if (d->all_known) known_signatures[signature] = seen;
-      }
-      if (!d || d->all_known) {
+      TriageOutcome t = triage.classify(drawn, v, [&](const ShrinkResult&) {
+        if (options.on_progress) options.on_progress(result.tally, "shrink");
+      });
+      for (const auto& id : t.known_seen) ++result.sightings[id];
+      if (t.all_known) {
         ++result.tally.known;
-        for (const auto& id : seen) ++result.sightings[id];
         result.tally.seconds = since(start);
         if (options.on_progress) options.on_progress(result.tally, "search");
         continue;
       }
       result.tally.count(v);
-      for (const auto& id : seen) ++result.sightings[id];
-      for (Failure& f : d->fresh) {
+      for (Failure& f : t.fresh) {
         f.case_number = i + 1;
-        f.seconds_to_find = since(start) - d->shrink_seconds;
+        f.seconds_to_find = since(start) - t.shrink_seconds;
       }
-      result.failure = d->fresh.front();
-      result.failures = std::move(d->fresh);
+      result.failure = t.fresh.front();
+      result.failures = std::move(t.fresh);
       result.tally.seconds = since(start);
       if (options.on_progress) options.on_progress(result.tally, "search");
       break;

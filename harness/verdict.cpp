@@ -21,6 +21,46 @@ std::string to_string(Verdict::Status status) {
   return "?";
 }
 
+std::string to_string(Fault::Kind kind) {
+  switch (kind) {
+    case Fault::Kind::none: return "none";
+    case Fault::Kind::raised: return "raised";
+    case Fault::Kind::crashed: return "crashed";
+    case Fault::Kind::timed_out: return "timed_out";
+    case Fault::Kind::exited: return "exited";
+  }
+  return "?";
+}
+
+std::optional<Fault::Kind> parse_fault_kind(const std::string& s) {
+  for (auto k : {Fault::Kind::none, Fault::Kind::raised, Fault::Kind::crashed,
+                 Fault::Kind::timed_out, Fault::Kind::exited})
+    if (to_string(k) == s) return k;
+  return std::nullopt;
+}
+
+std::string Fault::symptom() const {
+  switch (kind) {
+    case Kind::none: return "";
+    case Kind::raised: return "exception";
+    case Kind::crashed: return fmt::format("crash ({})", detail);
+    case Kind::timed_out: return "hang (timeout)";
+    case Kind::exited: return fmt::format("exit (code {})", detail);
+  }
+  return "";
+}
+
+std::string Fault::describe() const {
+  switch (kind) {
+    case Kind::none: return "";
+    case Kind::raised: return "raised: " + detail;
+    case Kind::crashed: return "crashed with " + detail;
+    case Kind::timed_out: return fmt::format("timed out after {} s", detail);
+    case Kind::exited: return "exited with code " + detail;
+  }
+  return "";
+}
+
 std::vector<std::string> Verdict::symptoms() const {
   std::vector<std::string> out;
   std::vector<std::string> names;
@@ -45,6 +85,7 @@ std::vector<std::string> Verdict::symptoms() const {
     auto kind = to_string(m.kind);
     if (std::find(out.begin(), out.end(), kind) == out.end()) out.push_back(kind);
   }
+  if (fault) out.push_back(fault.symptom());
   return out;
 }
 
@@ -77,9 +118,11 @@ std::string Verdict::symptom_like(const std::string& symptom) const {
 std::string Verdict::signature() const {
   std::vector<std::string> values, memory_kinds;
   for (const auto& s : symptoms()) {
-    const bool is_memory = std::any_of(memory.begin(), memory.end(), [&](const MemoryFinding& m) {
-      return to_string(m.kind) == s;
-    });
+    // Memory findings and the fault: what the run did, after what it computed.
+    const bool is_memory =
+        (fault && s == fault.symptom()) ||
+        std::any_of(memory.begin(), memory.end(),
+                    [&](const MemoryFinding& m) { return to_string(m.kind) == s; });
     (is_memory ? memory_kinds : values).push_back(s);
   }
   std::string what = fmt::format("{}", fmt::join(values, ", "));
@@ -159,11 +202,24 @@ void conclude(Verdict& v) {
   std::vector<std::string> bad;
   for (const auto& t : v.tensors)
     if (!t.passed()) bad.push_back(t.label());
-  v.status = bad.empty() && v.memory.empty() ? Verdict::Status::pass : Verdict::Status::fail;
-  if (!bad.empty())
+  v.status = bad.empty() && v.memory.empty() && !v.fault ? Verdict::Status::pass
+                                                         : Verdict::Status::fail;
+  if (v.fault)
+    v.message = v.fault.describe();
+  else if (!bad.empty())
     v.message = fmt::format("{} out of bounds", fmt::join(bad, ", "));
   else if (!v.memory.empty())
     v.message = fmt::format("memory checker: {}", describe(v.memory[0]));
+}
+
+Verdict fault_verdict(const Case& c, Fault fault) {
+  Verdict v;
+  v.kernel = c.kernel;
+  v.impl = c.impl;
+  v.property = c.property;
+  v.fault = std::move(fault);
+  conclude(v);
+  return v;
 }
 
 }  // namespace kprop

@@ -1,9 +1,11 @@
-// The outcome of one property on one case: pass, fail (with a per-tensor error table and
-// what the memory checker saw), rejected (an implementation refused the case with an
-// error, as the real kernel would, e.g. "D must be divisible by BD"), or skipped (the
-// property does not apply, e.g. packed vs separate on one sequence).
+// The outcome of one property on one case: pass, fail (with a per-tensor error table,
+// what the memory checker saw, or a fault: the implementation raised, crashed, hung or
+// exited), rejected (an implementation refused the case with an error it declares, as
+// the real kernel would, e.g. "D must be divisible by BD"), or skipped (the property does
+// not apply, e.g. packed vs separate on one sequence).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,27 @@ struct TensorError {
   std::string label() const { return check.empty() ? tensor : tensor + " (" + check + ")"; }
 };
 
+// How an implementation failed to answer at all. A fault is a symptom like a failing
+// tensor: it is shrunk, named in signatures and identities, and kept. Its symptom never
+// holds the exception's message (that varies with the case); the message goes in
+// Verdict::message.
+struct Fault {
+  enum class Kind { none, raised, crashed, timed_out, exited };
+  Kind kind = Kind::none;
+  // raised: the exception's message; crashed: the signal's name ("SIGSEGV"); timed_out:
+  // the limit in seconds ("20"); exited: the exit code ("3").
+  std::string detail;
+
+  explicit operator bool() const { return kind != Kind::none; }
+  // "exception", "crash (SIGSEGV)", "hang (timeout)", "exit (code 3)".
+  std::string symptom() const;
+  // "raised: <message>", "crashed with SIGSEGV", "timed out after 20 s", "exited with code 3".
+  std::string describe() const;
+};
+
+std::string to_string(Fault::Kind kind);
+std::optional<Fault::Kind> parse_fault_kind(const std::string& s);
+
 struct Verdict {
   enum class Status { pass, fail, rejected, skipped };
   Status status = Status::pass;
@@ -36,19 +59,21 @@ struct Verdict {
   std::string message;                   // why it failed or was rejected, in words
   std::vector<TensorError> tensors;      // every tensor compared, in comparison order
   std::vector<MemoryFinding> memory;     // what the device memory checker saw
+  Fault fault;                           // the implementation raised, crashed, hung, exited
 
   bool failed() const { return status == Status::fail; }
   // What failed, one entry per failing tensor ("dw [taps that read h0]": the region of
-  // its worst element) and per kind of memory finding ("out-of-bounds load"), in
-  // comparison order. A defect's identity is built from one of them (harness/identity.h).
+  // its worst element), per kind of memory finding ("out-of-bounds load") and the fault
+  // ("crash (SIGSEGV)"), in comparison order. A defect's identity is built from one of them (harness/identity.h).
   std::vector<std::string> symptoms() const;
   bool shows(const std::string& symptom) const;  // a failure with this symptom
   // This verdict's own symptom for the tensor of `symptom`: where an unlocated one
   // ("dh0 [?]") turned out to lie on a smaller case.
   std::string symptom_like(const std::string& symptom) const;
   // kernel/impl/property/what, where `what` lists the failing tensors with the region of
-  // their worst element, then the kinds of memory findings: e.g.
-  // "causal_conv1d/tiled@clamped/packed/dw [taps that read h0], dh0; out-of-bounds load".
+  // their worst element, then the kinds of memory findings and the fault: e.g.
+  // "causal_conv1d/tiled@clamped/packed/dw [taps that read h0], dh0; out-of-bounds load",
+  // "scaled_tanh/crash::scaled_tanh/gradient/crash (SIGSEGV)".
   // The key for deduplication, and what shrinking must keep.
   std::string signature() const;
 };
@@ -62,7 +87,10 @@ std::vector<TensorError> compare(const KernelInfo& kernel, const Problem& p,
                                  const NamedTensors& actual, const NamedTensors& expected,
                                  const NamedTensors& bounds, const std::string& check = "");
 
-// Fills status, message from the tensors and memory findings.
+// Fills status, message from the tensors, memory findings and fault.
 void conclude(Verdict& v);
+
+// A failure by fault alone, for `c`'s kernel, implementation and property.
+Verdict fault_verdict(const Case& c, Fault fault);
 
 }  // namespace kprop

@@ -1,10 +1,17 @@
 // kprop check [KERNEL]: search for a counterexample, shrink it, keep it in the corpus and
 // report it. Failures whose identities the corpus already holds are counted as known and
 // the search goes on, so a run looks for what is new.
+//
+// Nothing found is lost: the corpus folder is checked before the search (exit 2), a
+// finding that cannot be written is printed whole, and SIGINT/SIGTERM end the run with
+// the summary so far (exit 1 when something failed, else 128 + the signal). A run where
+// most cases were refused checked little: it fails, naming the commonest refusal.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 
 #include "harness/cli/commands.h"
@@ -13,6 +20,7 @@
 #include "harness/corpus.h"
 #include "generators/errors.h"
 #include "harness/implementations.h"
+#include "harness/interrupt.h"
 #include "harness/kernel_info.h"
 #include "harness/property.h"
 #include "harness/report.h"
@@ -42,6 +50,7 @@ void add_check_command(CLI::App& app, CheckOptions& o) {
   cmd->add_option("--corpus", o.corpus, "corpus folder for new failures (default: corpus)");
   cmd->add_flag("--no-corpus", o.no_corpus, "keep nothing, skip nothing");
   add_common_options(cmd, o.common);
+  add_isolation_options(cmd, o.isolation);
 }
 
 namespace {
@@ -83,6 +92,8 @@ nlohmann::json provenance_of(const CheckOptions& o, const SearchOptions& s, cons
                                     s.impl, s.seed, s.cases);
   for (const auto& p : s.properties) command += " --property " + p;
   for (const auto& setting : o.set) command += " --set " + setting;
+  for (const auto& lib : o.common.libraries) command += " --load " + lib;
+  for (const auto& text : o.isolation.refusals) command += fmt::format(" --refusal '{}'", text);
   return {{"found_by", command},
           {"search_seed", s.seed},
           {"case_number", f.case_number},
@@ -92,12 +103,47 @@ nlohmann::json provenance_of(const CheckOptions& o, const SearchOptions& s, cons
           {"date", today()}};
 }
 
+// Which refusal an error message is: the declared text it holds (an outside
+// implementation's --refusal), else the message without the details in parentheses that
+// vary from case to case ("D must be divisible by BD (D = 96, BD = 256)").
+std::string refusal_of(const std::string& message) {
+  for (const auto& text : outside_refusals())
+    if (message.find(text) != std::string::npos) return text;
+  const auto details = message.find(" (");
+  return details == std::string::npos ? message : message.substr(0, details);
+}
+
+// Cases a property applied to (not skipped): what the implementation was asked.
+int64_t cases_run(const Tally& t) { return t.cases + t.known - t.skipped; }
+
+// The commonest refusal of a run where the implementation refused more than half of the
+// cases it was asked (skipped ones aside), with its count; nothing otherwise.
+std::optional<std::pair<std::string, int64_t>> mostly_refused(const SearchResult& r) {
+  const int64_t all = cases_run(r.tally);
+  if (all <= 0 || 2 * r.tally.rejected <= all || r.rejections.empty()) return std::nullopt;
+  std::map<std::string, int64_t> by_refusal;
+  for (const auto& [message, count] : r.rejections) by_refusal[refusal_of(message)] += count;
+  return *std::max_element(by_refusal.begin(), by_refusal.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; });
+}
+
+// A kept finding, or the case file printed whole when it could not be written.
+void print_unwritten(const std::string& error, const CaseFile& f) {
+  fmt::print("\n{} could not keep this finding: {}\nthe case file, whole:\n{}\n", red("!"),
+             error, to_json(f).dump(2));
+}
+
 }  // namespace
 
 int run_check(const CheckOptions& o) {
   load_libraries(o.common);
+  apply_isolation(o.common, o.isolation);
   SearchOptions options = search_options(o);
   const bool use_corpus = !o.no_corpus && !o.corpus.empty();
+  // Before the search: a finding must have somewhere to go; what a killed writer left
+  // behind goes.
+  std::vector<std::string> stale;
+  if (use_corpus) stale = prepare_corpus(o.corpus);
   // Identities already in the corpus (they name their kernel): known defects the search
   // looks past.
   if (use_corpus)
@@ -113,27 +159,52 @@ int run_check(const CheckOptions& o) {
                    ? ""
                    : fmt::format(" ({} known defects in {})",
                                  options.known_identities.size(), o.corpus));
+  for (const auto& path : stale)
+    fmt::print(stderr, "kprop: removed {} (left by a writer that was killed)\n", path);
   ProgressLine progress(o.cases);
+  // An interrupt while drawing ends the search here; while shrinking, evaluations stop
+  // (harness/interrupt.h) and the failure is kept with the smallest case so far.
+  install_interrupt_handlers();
+  cut_short_on_interrupt(true);
+  Tally so_far;
   options.on_progress = [&](const Tally& t, const std::string& phase) {
+    so_far = t;
     progress.update(t, phase);
+    if (phase == "search" && interrupted()) throw Interrupted();
   };
-  const SearchResult r = search(options);
+  SearchResult r;
+  bool stopped = false;
+  try {
+    r = search(options);
+  } catch (const Interrupted&) {
+    r.tally = so_far;
+    stopped = true;
+  }
   progress.finish();
+  cut_short_on_interrupt(false);
+  const bool was_interrupted = interrupted();
 
   // Every new defect the failing case shows is kept, the first one reported in full.
   std::optional<Kept> kept;
   std::vector<Kept> also_kept;
+  std::vector<std::pair<std::string, CaseFile>> unwritten;  // why, and the file
   if (r.failure && use_corpus)
     for (const Failure& f : r.failures) {
-      const Kept k = keep(o.corpus, describe_failure(f, provenance_of(o, options, f)));
+      const CaseFile file = describe_failure(f, provenance_of(o, options, f));
+      const Kept k = try_keep(o.corpus, file);
+      if (!k.error.empty()) unwritten.emplace_back(k.error, file);
       if (!kept) kept = k;
       else also_kept.push_back(k);
     }
+  const auto refused = mostly_refused(r);
+  const int code = r.failure || refused ? 1 : stopped ? interrupted_exit_code() : 0;
 
   if (o.common.json) {
     nlohmann::json out{{"tally", tally_to_json(r.tally)},
                        {"rejections", r.rejections},
                        {"known_sightings", r.sightings}};
+    if (was_interrupted) out["interrupted"] = interrupt_name();
+    if (refused) out["mostly_refused"] = {{"reason", refused->first}, {"count", refused->second}};
     if (r.failure) {
       const Failure& f = *r.failure;
       out["failure"] = {{"case_number", f.case_number},
@@ -144,6 +215,12 @@ int run_check(const CheckOptions& o) {
                         {"identity", f.identity},
                         {"verdict", verdict_to_json(f.verdict())}};
       if (kept) out["corpus"] = {{"path", kept->path}, {"written", kept->written}};
+      if (kept && !kept->error.empty()) out["corpus"]["error"] = kept->error;
+      if (!unwritten.empty()) {
+        nlohmann::json files = nlohmann::json::array();
+        for (const auto& [error, f] : unwritten) files.push_back(to_json(f));
+        out["unwritten_case_files"] = files;
+      }
       nlohmann::json others = nlohmann::json::array();
       for (size_t i = 1; i < r.failures.size(); ++i)
         others.push_back({{"identity", r.failures[i].identity},
@@ -152,18 +229,29 @@ int run_check(const CheckOptions& o) {
       out["also"] = others;
     }
     fmt::print("{}\n", out.dump(2));
-    return r.failure ? 1 : 0;
+    std::fflush(stdout);
+    return code;
   }
 
+  if (stopped)
+    fmt::print("interrupted by {}: the search stopped; the summary so far:\n", interrupt_name());
   fmt::print("{}\n", format_tally(r.tally));
   for (const auto& [reason, count] : r.rejections)
     fmt::print("  rejected {} x: {}\n", count, reason);
   for (const auto& [identity, count] : r.sightings)
     fmt::print("  known {} x: {}\n", count, identity);
+  if (refused)
+    fmt::print("{}: {} of the {} cases run were refused; the commonest refusal ({} x): {}\n",
+               red("FAIL"), r.tally.rejected, cases_run(r.tally), refused->second, refused->first);
   if (!r.failure) {
-    fmt::print("{}: no new counterexample in {} cases\n", green("PASS"),
-               r.tally.cases + r.tally.known);
-    return 0;
+    if (stopped)
+      fmt::print("no new counterexample in the {} cases run before the interrupt\n",
+                 r.tally.cases + r.tally.known);
+    else if (!refused)
+      fmt::print("{}: no new counterexample in {} cases\n", green("PASS"),
+                 r.tally.cases + r.tally.known);
+    std::fflush(stdout);
+    return code;
   }
   const Failure& f = *r.failure;
   fmt::print("\n{} after {} cases ({:.2f} s): {}\n", red("FAIL"), f.case_number,
@@ -171,21 +259,26 @@ int run_check(const CheckOptions& o) {
   if (f.shrunk)
     fmt::print("shrunk in {} steps, {} evaluations, {:.2f} s{}\n", f.shrunk->steps,
                f.shrunk->evaluations, f.shrunk->seconds,
-               f.shrunk->budget_exhausted ? " (budget exhausted: not minimal)" : "");
+               was_interrupted ? fmt::format(" (interrupted by {}: may not be minimal)",
+                                             interrupt_name())
+               : f.shrunk->budget_exhausted ? " (budget exhausted: not minimal)" : "");
   fmt::print("defect: {}\n", f.identity);
   fmt::print("\nminimal case:\n{}\n{}\n", format_case(f.minimal()), f.verdict().message);
-  fmt::print("{}", format_error_table(f.verdict()));
-  if (kept)
+  if (!f.verdict().tensors.empty() || !f.verdict().memory.empty())
+    fmt::print("{}", format_error_table(f.verdict()));
+  if (kept && kept->error.empty())
     fmt::print("\n{} {}\nreplay: kprop replay {}\n",
                kept->written ? "kept in the corpus:" : "already in the corpus:", kept->path,
                kept->path);
   for (size_t i = 1; i < r.failures.size(); ++i)
     fmt::print("the same case also shows: {}\n{}", r.failures[i].identity,
-               i - 1 < also_kept.size()
+               i - 1 < also_kept.size() && also_kept[i - 1].error.empty()
                    ? fmt::format("  {} {}\n", also_kept[i - 1].written ? "kept:" : "already in the corpus:",
                                  also_kept[i - 1].path)
                    : std::string());
-  return 1;
+  for (const auto& [error, file] : unwritten) print_unwritten(error, file);
+  std::fflush(stdout);
+  return code;
 }
 
 }  // namespace kprop

@@ -34,8 +34,29 @@ std::map<std::string, ParamValue> parse_settings(const std::string& kernel,
 std::map<std::string, int64_t> parse_limits(const std::string& kernel,
                                             const std::vector<std::string>& limits);
 
+// How the implementations from outside (NS::kernel of a --load library) are run and
+// judged (harness/isolation.h, harness/property.h): in a worker process with a time limit
+// per case, and which of their errors are declared refusals.
+struct IsolationOptions {
+  std::vector<std::string> refusals;  // --refusal TEXT: an error holding TEXT is a refusal
+  double case_timeout = 20;           // --case-timeout SECONDS
+  bool in_process = false;            // --no-isolation: run them in kprop's own process
+};
+void add_isolation_options(CLI::App* cmd, IsolationOptions& o);
+// Declares the refusals and switches isolation on (after load_libraries).
+void apply_isolation(const CommonOptions& common, const IsolationOptions& o);
+
+// The hidden `kprop __worker`: answers cases for an isolating kprop (harness/isolation.h).
+struct WorkerOptions {
+  std::vector<std::string> libraries;
+  std::vector<std::string> refusals;
+};
+void add_worker_command(CLI::App& app, WorkerOptions& options);
+int run_worker(const WorkerOptions& options);
+
 struct CheckOptions {
   CommonOptions common;
+  IsolationOptions isolation;
   std::string kernel;               // empty: the registry's default
   std::string impl;                 // empty: the kernel's default implementation
   int64_t cases = 1000;
@@ -55,6 +76,7 @@ int run_check(const CheckOptions& options);
 
 struct HuntOptions {
   CommonOptions common;
+  IsolationOptions isolation;
   std::string kernel;  // empty: the registry's default
   std::vector<std::string> defects;  // names; empty: all known defects of the kernel
   uint64_t seed = 0;
@@ -66,6 +88,7 @@ int run_hunt(const HuntOptions& options);
 
 struct ReplayOptions {
   CommonOptions common;
+  IsolationOptions isolation;
   std::vector<std::string> paths;  // files or folders
   std::string impl;                // only this implementation, judged like check
 };
@@ -105,6 +128,7 @@ int run_sweep(const SweepOptions& options);
 
 struct ShrinkOptions {
   CommonOptions common;
+  IsolationOptions isolation;
   std::vector<std::string> paths;  // case files (hand-written ones need only their case)
   std::string impl;                // run the case on this implementation instead
   double shrink_seconds = 60;
@@ -116,5 +140,21 @@ struct ShrinkOptions {
 };
 void add_shrink_command(CLI::App& app, ShrinkOptions& options);
 int run_shrink(const ShrinkOptions& options);
+
+struct NightlyOptions {
+  CommonOptions common;
+  IsolationOptions isolation;
+  std::vector<std::string> kernels;  // empty: every kernel with a fuzz target
+  std::vector<std::string> impls;    // empty: every built-in implementation
+  std::string budget = "8h";         // 90s, 30m, 8h
+  int jobs = 0;                      // 0: the machine's cores
+  std::string corpus = "corpus";
+  std::string out;
+  std::string fuzzers;               // empty: fuzz/ beside the kprop executable
+  uint64_t seed = 0;
+  double shrink_seconds = 30;
+};
+void add_nightly_command(CLI::App& app, NightlyOptions& options);
+int run_nightly(const NightlyOptions& options);
 
 }  // namespace kprop

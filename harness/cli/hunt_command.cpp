@@ -4,10 +4,13 @@
 // found (a regression of kprop's search), else 0.
 #include <fmt/format.h>
 
+#include <cstdio>
+
 #include "harness/cli/commands.h"
 #include "harness/cli/style.h"
 #include "harness/corpus.h"
 #include "generators/errors.h"
+#include "harness/interrupt.h"
 #include "harness/kernel_info.h"
 #include "harness/report.h"
 
@@ -45,56 +48,82 @@ int run_hunt(const HuntOptions& o) {
                      [&](const auto& d) { return d.name == name; }))
       throw UsageError(fmt::format("unknown defect '{}'", name));
 
+  for (const auto& path : prepare_corpus(o.corpus))
+    fmt::print(stderr, "kprop: removed {} (left by a writer that was killed)\n", path);
+  // An interrupt ends the hunt after the defects found so far (each kept as it is found);
+  // a shrink in progress ends with its smallest case, which is kept.
+  install_interrupt_handlers();
   nlohmann::json out = nlohmann::json::array();
   bool all_found = true;
-  for (const auto& d : defects) {
-    if (!o.defects.empty() &&
-        std::find(o.defects.begin(), o.defects.end(), d.name) == o.defects.end())
-      continue;
-    for (const auto& impl : d.impls) {
-      SearchOptions s;
-      s.kernel = kernel;
-      s.impl = impl;
-      s.properties = {d.property};
-      s.limits = d.limits;
-      s.cases = o.cases;
-      s.seed = o.seed;
-      const HuntResult h = hunt(s, [&](const Failure& f) { return shows(d, f); });
-      nlohmann::json row{{"defect", d.name}, {"impl", impl}, {"found", bool(h.match)},
-                         {"cases", h.cases}, {"seconds", h.seconds}};
-      if (!h.match) {
-        all_found = false;
-        if (!o.common.json)
-          fmt::print("{} {} on {}: not found in {} cases\n", red("MISSED"), d.name, impl, o.cases);
-        out.push_back(row);
+  try {
+    for (const auto& d : defects) {
+      if (!o.defects.empty() &&
+          std::find(o.defects.begin(), o.defects.end(), d.name) == o.defects.end())
         continue;
+      for (const auto& impl : d.impls) {
+        SearchOptions s;
+        s.kernel = kernel;
+        s.impl = impl;
+        s.properties = {d.property};
+        s.limits = d.limits;
+        s.cases = o.cases;
+        s.seed = o.seed;
+        s.on_progress = [](const Tally&, const std::string& phase) {
+          if (phase == "search" && interrupted()) throw Interrupted();
+        };
+        cut_short_on_interrupt(true);
+        const HuntResult h = hunt(s, [&](const Failure& f) { return shows(d, f); });
+        cut_short_on_interrupt(false);
+        nlohmann::json row{{"defect", d.name}, {"impl", impl}, {"found", bool(h.match)},
+                           {"cases", h.cases}, {"seconds", h.seconds}};
+        if (!h.match) {
+          all_found = false;
+          if (!o.common.json)
+            fmt::print("{} {} on {}: not found in {} cases\n", red("MISSED"), d.name, impl, o.cases);
+          out.push_back(row);
+          continue;
+        }
+        const Failure& f = *h.match;
+        nlohmann::json provenance{
+            {"found_by", fmt::format("kprop hunt {} --defect '{}' --seed {} --cases {}", kernel,
+                                     d.name, o.seed, o.cases)},
+            {"defect", d.name},
+            {"reported_upstream", d.reported_upstream},
+            {"search_seed", o.seed},
+            {"case_number", f.case_number},
+            {"shrink_steps", f.shrunk ? f.shrunk->steps : 0},
+            {"found_case", case_to_json(f.found)}};
+        const CaseFile file = describe_failure(f, provenance, d.summary);
+        const Kept kept = try_keep(o.corpus, file, slug(d.name) + "--" + slug(impl) + ".json");
+        if (!kept.error.empty()) {
+          // Not lost: the case file whole, on stdout.
+          row["unwritten_case_file"] = to_json(file);
+          if (!o.common.json)
+            fmt::print("could not keep {}: {}; the case file, whole:\n{}\n", d.name, kept.error,
+                       to_json(file).dump(2));
+        }
+        row["minimal"] = case_to_json(f.minimal());
+        row["signature"] = f.verdict().signature();
+        row["identity"] = f.identity;
+        row["corpus"] = {{"path", kept.path}, {"written", kept.written}};
+        out.push_back(row);
+        if (!o.common.json)
+          fmt::print("{} {} on {} after {} cases ({:.2f} s): {}\n  {}\n  {} {}\n", green("FOUND"),
+                     d.name, impl, h.cases, h.seconds, f.identity,
+                     summary(find_kernel(kernel).schema(), f.minimal()),
+                     kept.written ? "kept:" : "already in the corpus:",
+                     kept.path);
       }
-      const Failure& f = *h.match;
-      nlohmann::json provenance{
-          {"found_by", fmt::format("kprop hunt {} --defect '{}' --seed {} --cases {}", kernel,
-                                   d.name, o.seed, o.cases)},
-          {"defect", d.name},
-          {"reported_upstream", d.reported_upstream},
-          {"search_seed", o.seed},
-          {"case_number", f.case_number},
-          {"shrink_steps", f.shrunk ? f.shrunk->steps : 0},
-          {"found_case", case_to_json(f.found)}};
-      const Kept kept = keep(o.corpus, describe_failure(f, provenance, d.summary),
-                             slug(d.name) + "--" + slug(impl) + ".json");
-      row["minimal"] = case_to_json(f.minimal());
-      row["signature"] = f.verdict().signature();
-      row["identity"] = f.identity;
-      row["corpus"] = {{"path", kept.path}, {"written", kept.written}};
-      out.push_back(row);
-      if (!o.common.json)
-        fmt::print("{} {} on {} after {} cases ({:.2f} s): {}\n  {}\n  {} {}\n", green("FOUND"),
-                   d.name, impl, h.cases, h.seconds, f.identity,
-                   summary(find_kernel(kernel).schema(), f.minimal()),
-                   kept.written ? "kept:" : "already in the corpus:",
-                   kept.path);
     }
+  } catch (const Interrupted&) {
+    cut_short_on_interrupt(false);
+    if (!o.common.json)
+      fmt::print("interrupted by {}: the hunt stopped after {} hunts\n", interrupt_name(),
+                 out.size());
   }
   if (o.common.json) fmt::print("{}\n", out.dump(2));
+  std::fflush(stdout);
+  if (interrupted()) return all_found ? interrupted_exit_code() : 1;
   return all_found ? 0 : 1;
 }
 

@@ -133,6 +133,10 @@ int main(int argc, char** argv) {
   kprop::add_report_command(app, report);
   kprop::add_sweep_command(app, sweep);
   kprop::add_shrink_command(app, shrink);
+  kprop::NightlyOptions nightly;
+  kprop::add_nightly_command(app, nightly);
+  kprop::WorkerOptions worker;  // hidden: the isolated worker (harness/isolation.h)
+  kprop::add_worker_command(app, worker);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -145,6 +149,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("report")) return kprop::run_report(report);
     if (app.got_subcommand("sweep")) return kprop::run_sweep(sweep);
     if (app.got_subcommand("shrink")) return kprop::run_shrink(shrink);
+    if (app.got_subcommand("nightly")) return kprop::run_nightly(nightly);
+    if (app.got_subcommand("__worker")) return kprop::run_worker(worker);
   } catch (const kprop::UsageError& e) {
     fmt::print(stderr, "kprop: {}\n", e.what());
     return 2;

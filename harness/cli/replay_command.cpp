@@ -18,6 +18,7 @@ void add_replay_command(CLI::App& app, ReplayOptions& o) {
   cmd->add_option("paths", o.paths, "case files or folders")->required();
   cmd->add_option("--impl", o.impl, "run only this implementation (exit 1 if it fails)");
   add_common_options(cmd, o.common);
+  add_isolation_options(cmd, o.isolation);
 }
 
 namespace {
@@ -41,7 +42,9 @@ void print_replay(const ReplayResult& r) {
     if (run.impl == r.file.c.impl || r.runs.size() == 1) {
       fmt::print("  {}: {}\n", run.impl, run.verdict.failed() ? run.verdict.signature()
                                                              : run.verdict.message);
-      if (!run.verdict.tensors.empty()) fmt::print("{}", format_error_table(run.verdict));
+      if (!run.verdict.tensors.empty() || !run.verdict.memory.empty())
+        fmt::print("{}", format_error_table(run.verdict));
+      if (run.verdict.fault) fmt::print("  {}\n", run.verdict.message);
       break;
     }
 }
@@ -89,6 +92,8 @@ std::vector<std::string> files_to_replay(const std::vector<std::string>& paths, 
 
 int run_replay(const ReplayOptions& o) {
   load_libraries(o.common);
+  // An outside implementation that crashes replays its crash in a worker, as found.
+  apply_isolation(o.common, o.isolation);
   nlohmann::json all = nlohmann::json::array();
   bool bad_file = false, changed = false;
   // Every file is reported, a bad one by its name; the exit code is the worst (2 > 1 > 0).

@@ -6,6 +6,7 @@
 // (whatever was kept), 2 on a bad file.
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "generators/errors.h"
@@ -15,6 +16,7 @@
 #include "harness/corpus.h"
 #include "harness/identity.h"
 #include "harness/implementations.h"
+#include "harness/interrupt.h"
 #include "harness/kernel_info.h"
 #include "harness/property.h"
 #include "harness/report.h"
@@ -35,11 +37,18 @@ void add_shrink_command(CLI::App& app, ShrinkOptions& o) {
   cmd->add_option("--keep-as", o.keep_as,
                   "also keep the case itself as NAME.json, linked to its minimal case");
   add_common_options(cmd, o.common);
+  add_isolation_options(cmd, o.isolation);
 }
 
 int run_shrink(const ShrinkOptions& o) {
   load_libraries(o.common);
+  apply_isolation(o.common, o.isolation);
   const bool use_corpus = !o.no_corpus && !o.corpus.empty();
+  if (use_corpus)
+    for (const auto& path : prepare_corpus(o.corpus))
+      fmt::print(stderr, "kprop: removed {} (left by a writer that was killed)\n", path);
+  // An interrupt ends each shrink with the smallest case so far, which is still kept.
+  install_interrupt_handlers();
   nlohmann::json all = nlohmann::json::array();
   bool any_failed = false;
   const auto files = case_files_under(o.paths);
@@ -72,7 +81,9 @@ int run_shrink(const ShrinkOptions& o) {
       f.found = c;
       f.found_verdict = v;
       f.symptom = symptom;
+      cut_short_on_interrupt(true);
       f.shrunk = shrink(direct.c, direct.verdict, symptom, o.shrink_seconds);
+      cut_short_on_interrupt(false);
       f.identity = identity(schema, f.minimal(), f.verdict().symptom_like(symptom));
       nlohmann::json k{{"symptom", symptom},
                        {"identity", f.identity},
@@ -85,19 +96,30 @@ int run_shrink(const ShrinkOptions& o) {
         nlohmann::json provenance{{"found_by", fmt::format("kprop shrink {}", path)},
                                   {"shrunk_from", case_to_json(c)},
                                   {"shrink_steps", f.shrunk->steps}};
-        const Kept kept = keep(o.corpus, describe_failure(f, provenance));
+        const CaseFile file = describe_failure(f, provenance);
+        const Kept kept = try_keep(o.corpus, file);
         k["corpus"] = {{"path", kept.path}, {"written", kept.written}};
         where = fmt::format("{} {}", kept.written ? "kept:" : "already in the corpus:", kept.path);
+        if (!kept.error.empty()) {
+          // Not lost: the case file whole, on stdout.
+          k["corpus"]["error"] = kept.error;
+          k["unwritten_case_file"] = to_json(file);
+          where = fmt::format("could not keep it: {}; the case file, whole:\n{}", kept.error,
+                              to_json(file).dump(2));
+        }
       }
       kept_rows.push_back(k);
       if (!o.common.json)
         fmt::print("  {} -> {} in {} steps ({:.2f} s){}\n    {}\n    {}\n", symptom,
                    f.identity, f.shrunk->steps, f.shrunk->seconds,
-                   f.shrunk->budget_exhausted ? " (budget exhausted: not minimal)" : "",
+                   interrupted() ? fmt::format(" (interrupted by {}: may not be minimal)",
+                                               interrupt_name())
+                   : f.shrunk->budget_exhausted ? " (budget exhausted: not minimal)" : "",
                    summary(schema, f.minimal()), where);
     }
     row["shrunk"] = kept_rows;
-    if (!o.keep_as.empty() && !kept_rows.empty()) {
+    if (!o.keep_as.empty() && !kept_rows.empty() && kept_rows[0].contains("corpus") &&
+        !kept_rows[0]["corpus"].contains("error")) {
       // The case as given, replayed as it is, pointing at the minimal case it shrinks to.
       Failure as_given;
       as_given.found = c;
@@ -114,6 +136,9 @@ int run_shrink(const ShrinkOptions& o) {
     all.push_back(row);
   }
   if (o.common.json) fmt::print("{}\n", all.dump(2));
+  std::fflush(stdout);
+  // Interrupted: what was shrunk so far is kept and printed; 1 if it failed.
+  if (!any_failed && interrupted()) return interrupted_exit_code();
   return any_failed ? 1 : 0;
 }
 

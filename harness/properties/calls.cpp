@@ -27,6 +27,13 @@ static NamedTensors refusing(F call) {
     return call();
   } catch (const c10::Error& e) {
     throw ImplementationRefused(e.what_without_backtrace());
+  } catch (const ImplementationRefused&) {
+    throw;
+  } catch (const std::exception& e) {
+    // A plugin may throw anything: what it raised is its answer, never kprop's error.
+    throw ImplementationRefused(e.what());
+  } catch (...) {
+    throw ImplementationRefused("an exception that is not a std::exception");
   }
 }
 

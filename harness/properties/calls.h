@@ -6,9 +6,11 @@
 
 namespace kprop {
 
-// The implementation under test raised: it refuses the case, as the real kernel does
-// where its preconditions fail ("D must be divisible by BD"). evaluate() turns this into
-// a rejected verdict; any other error is kprop's own and propagates.
+// The implementation under test raised (a c10::Error, any other exception). evaluate()
+// judges it: a refusal the implementation declares ("D must be divisible by BD", as the
+// real kernel raises where its preconditions fail) gives a rejected verdict, any other
+// error a failure with the fault "raised" (harness/property.h). Errors of kprop's own
+// code outside the implementation's calls propagate.
 struct ImplementationRefused : std::runtime_error {
   using std::runtime_error::runtime_error;
 };

@@ -12,6 +12,7 @@
 #include "kernels/causal_conv1d/problem.h"
 #include "kernels/causal_conv1d/schema.h"
 #include "kernels/causal_conv1d/sequences.h"
+#include "kernels/causal_conv1d/tiling.h"
 #include "kernels/common/host_values.h"
 
 namespace kprop::causal_conv1d {
@@ -58,6 +59,25 @@ class CausalConv1dInfo final : public KernelInfo {
 
   std::vector<KnownDefect> known_defects() const override {
     return causal_conv1d::known_defects();
+  }
+
+  // What the tiled implementations raise on, and nothing else: a channel count their
+  // channel blocks do not divide (ascend_forward.cpp, ascend_grid.cpp: the forward
+  // without h0 takes 256 channels per block, every other call 32; a property's later
+  // calls may carry a state, so both widths apply), and W > 8 in the states after the BT
+  // clamp (history.cpp). The forward runs first, so a case with both raises the first.
+  // The reference takes every case.
+  std::optional<std::string> refusal(const Case& c, const std::string& impl) const override {
+    if (impl.rfind("tiled", 0) != 0) return std::nullopt;
+    const Shape s = conv_shape(c);
+    const int64_t first_call_BD = forward_tiles(1, s.has_initial_state, 1).BD;
+    const int64_t with_state_BD = forward_tiles(1, true, 1).BD;
+    const int64_t backward_BD = backward_tiles(1, s.W, s.has_initial_state, 1, false).BD;
+    for (int64_t BD : {first_call_BD, with_state_BD, backward_BD})
+      if (s.D % BD != 0) return std::string("D must be divisible by BD");
+    if ((impl == "tiled@clamped" || impl == "tiled@fixed") && s.W > 8)
+      return std::string("W > 8 is not supported");
+    return std::nullopt;
   }
 
   // Inputs each come from their own stream of the case's seed.

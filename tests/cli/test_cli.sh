@@ -9,41 +9,7 @@ kprop=$1
 good=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-# re TEXT: TEXT as a regular expression that matches it literally.
-re() { printf '%s' "$1" | sed -e 's/[][\.*^$+?(){}|]/\\&/g'; }
-
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-
-# expect CODE PATTERN CMD...: CMD exits with CODE and a line of its output matches
-# ^PATTERN$.
-expect() {
-  local code=$1 pattern=$2
-  shift 2
-  "$@" >"$tmp/out" 2>&1
-  local got=$?
-  if [ "$got" -ne "$code" ] || ! grep -qE -- "^($pattern)\$" "$tmp/out"; then
-    fail "'$*' exited $got (want $code), output:"
-    sed 's/^/    /' "$tmp/out" | head -30
-    echo "    (wanted a line /^($pattern)\$/)"
-  else
-    echo "ok: $*"
-  fi
-}
-
-# also PATTERN: a line of the last command's output matches ^PATTERN$ as well.
-also() {
-  if grep -qE -- "^($1)\$" "$tmp/out"; then
-    echo "ok:   and /$1/"
-  else
-    fail "the output of the last command has no line /^($1)\$/:"
-    sed 's/^/    /' "$tmp/out" | head -30
-  fi
-}
+. "$(dirname "$0")/../checks.sh"
 
 # A variant of the good case file with one textual substitution.
 variant() {
@@ -225,5 +191,4 @@ also "\| 3 \| fail \(2\) \| fail \(3\) \|"
 sed -e 's/"property": "gradient"/"property": "packed"/' "$dht_fixed" >"$tmp/skipped.json"
 expect 1 "  tiled +skipped +expected pass +MISMATCH" "$kprop" replay "$tmp/skipped.json" --impl tiled
 
-echo "$failures failed"
-[ "$failures" -eq 0 ]
+finish

@@ -8,44 +8,7 @@ kprop=$1
 plugin=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-
-# run NAME CODE CMD...: runs CMD with stdout in $tmp/NAME.out and stderr in $tmp/NAME.err,
-# and checks its exit code.
-run() {
-  local name=$1 code=$2
-  shift 2
-  "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-  local got=$?
-  if [ "$got" -ne "$code" ]; then
-    fail "'$*' exited $got (want $code); stdout, then stderr:"
-    sed 's/^/    /' "$tmp/$name.out" | head -30
-    sed 's/^/    /' "$tmp/$name.err" | head -10
-  else
-    echo "ok: exit $code: $*"
-  fi
-}
-
-# line NAME STREAM TEXT: the output holds TEXT as a whole line.
-line() {
-  grep -qxF -- "$3" "$tmp/$1.$2" || fail "$1.$2 has no line '$3'"
-}
-
-# line_like NAME STREAM REGEX: a whole line matches REGEX (for lines with timings).
-line_like() {
-  grep -qxE -- "$3" "$tmp/$1.$2" || fail "$1.$2 has no line matching /$3/"
-}
-
-# only NAME STREAM TEXT: the output is exactly TEXT (one line), or empty for "".
-only() {
-  local want=$3
-  [ "$(cat "$tmp/$1.$2")" = "$want" ] || fail "$1.$2 is '$(cat "$tmp/$1.$2")', want '$want'"
-}
+. "$(dirname "$0")/../checks.sh"
 
 common=(--load "$plugin")
 corpus=$tmp/corpus
@@ -128,5 +91,4 @@ only nosuch out ""
 run noimpl 2 "$kprop" check scaled_tanh --impl nope --no-corpus "${common[@]}"
 only noimpl err "kprop: unknown implementation 'nope' of scaled_tanh; known: reference, toy, toy@tail, toy@bias (or NS::scaled_tanh for operators registered by a library loaded with --load)"
 
-echo "$failures failed"
-[ "$failures" -eq 0 ]
+finish

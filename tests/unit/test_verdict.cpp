@@ -8,7 +8,9 @@
 #include <limits>
 #include <vector>
 
+#include "harness/identity.h"
 #include "harness/kernel_info.h"
+#include "harness/report.h"
 #include "harness/verdict.h"
 #include "kernels/causal_conv1d/schema.h"
 #include "kernels/causal_conv1d/shape.h"
@@ -432,6 +434,102 @@ TEST_F(VerdictTest, SignatureFromCompare) {
   EXPECT_EQ(v.status, Verdict::Status::fail);
   EXPECT_EQ(v.message, "dx (directional) out of bounds");
   EXPECT_EQ(v.signature(), "causal_conv1d/tiled@fixed/gradient/dx [head rows]");
+}
+
+// A fault (the implementation raised, crashed, hung or exited) is a symptom like a failing
+// tensor: it fails the verdict, names the signature and the identity, and never carries
+// the exception's message, which varies from case to case.
+TEST_F(VerdictTest, FaultIsASymptomWithoutTheMessage) {
+  const Case c = default_conv_case();
+  Verdict raised = fault_verdict(c, {Fault::Kind::raised, "bad size (D = 96, call 5)"});
+  EXPECT_EQ(raised.status, Verdict::Status::fail);
+  EXPECT_EQ(raised.message, "raised: bad size (D = 96, call 5)");
+  EXPECT_EQ(raised.symptoms(), std::vector<std::string>{"exception"});
+  EXPECT_EQ(raised.signature(), "causal_conv1d/tiled/" + c.property + "/exception");
+  EXPECT_TRUE(raised.shows("exception"));
+  EXPECT_FALSE(raised.shows("crash (SIGSEGV)"));
+  // Another message on another case: the same symptom, hence the same identity.
+  Verdict other = fault_verdict(c, {Fault::Kind::raised, "bad size (D = 32, call 9)"});
+  EXPECT_EQ(other.signature(), raised.signature());
+  EXPECT_EQ(identity(causal_conv1d::schema(), c, other.symptoms()[0]),
+            identity(causal_conv1d::schema(), c, raised.symptoms()[0]));
+
+  const Verdict crashed = fault_verdict(c, {Fault::Kind::crashed, "SIGSEGV"});
+  EXPECT_EQ(crashed.message, "crashed with SIGSEGV");
+  EXPECT_EQ(crashed.symptoms(), std::vector<std::string>{"crash (SIGSEGV)"});
+  EXPECT_TRUE(crashed.shows("crash (SIGSEGV)"));
+  EXPECT_FALSE(crashed.shows("crash (SIGABRT)"));
+  const std::string id = identity(causal_conv1d::schema(), c, "crash (SIGSEGV)");
+  EXPECT_EQ(symptom_of(id), "crash (SIGSEGV)");
+  EXPECT_EQ(id.rfind("causal_conv1d/tiled/crash (SIGSEGV)", 0), 0u) << id;
+
+  const Verdict hung = fault_verdict(c, {Fault::Kind::timed_out, "20"});
+  EXPECT_EQ(hung.message, "timed out after 20 s");
+  EXPECT_EQ(hung.symptoms(), std::vector<std::string>{"hang (timeout)"});
+  const Verdict exited = fault_verdict(c, {Fault::Kind::exited, "3"});
+  EXPECT_EQ(exited.message, "exited with code 3");
+  EXPECT_EQ(exited.symptoms(), std::vector<std::string>{"exit (code 3)"});
+  EXPECT_TRUE(exited.failed());
+}
+
+TEST_F(VerdictTest, FaultFollowsTensorsAndMemoryInTheSignature) {
+  Verdict v = named("tiled", "packed");
+  v.tensors = {row("dw", 3, "", "head taps")};
+  v.memory = {{MemoryFinding::Kind::out_of_bounds_load, "dy", "dy tile", 99, 64, 1}};
+  v.fault = {Fault::Kind::raised, "late error"};
+  conclude(v);
+  EXPECT_EQ(v.status, Verdict::Status::fail);
+  EXPECT_EQ(v.message, "raised: late error");
+  EXPECT_EQ(v.symptoms(),
+            (std::vector<std::string>{"dw [head taps]", "out-of-bounds load", "exception"}));
+  EXPECT_EQ(v.signature(), "causal_conv1d/tiled/packed/dw [head taps]; out-of-bounds load, exception");
+}
+
+// What an isolated worker answers is read back into the same verdict (harness/report.h):
+// every field, infinite and NaN numbers, the fault, an unlocated tensor.
+TEST_F(VerdictTest, JsonRoundTrip) {
+  Verdict v = named("tiled@clamped", "gradient");
+  TensorError t = row("dh0", 2, "directional", "sequence shorter than W");
+  t.index = {0, 3, 1};
+  t.actual = 1.5;
+  t.expected = -0.25;
+  t.max_abs = kInf;
+  t.max_rel = std::numeric_limits<double>::quiet_NaN();
+  t.error_over_bound = 7.125;
+  t.located = false;
+  v.tensors = {row("y", 0, "", ""), t};
+  v.memory = {{MemoryFinding::Kind::write_conflict, "dw", "dw slot store", 5, 128, 4}};
+  conclude(v);
+  const Verdict back = verdict_from_json(verdict_to_json(v));
+  EXPECT_EQ(verdict_to_json(back).dump(), verdict_to_json(v).dump());
+  EXPECT_EQ(back.status, v.status);
+  EXPECT_EQ(back.message, v.message);
+  EXPECT_EQ(back.signature(), v.signature());
+  EXPECT_EQ(back.symptoms(), v.symptoms());
+  ASSERT_EQ(back.tensors.size(), 2u);
+  EXPECT_FALSE(back.tensors[1].located);
+  EXPECT_EQ(back.tensors[1].max_abs, kInf);
+  EXPECT_TRUE(std::isnan(back.tensors[1].max_rel));
+  EXPECT_EQ(back.tensors[1].index, (std::vector<int64_t>{0, 3, 1}));
+  EXPECT_EQ(back.memory[0].count, 4);
+
+  const Verdict crashed = fault_verdict(default_conv_case(), {Fault::Kind::crashed, "SIGABRT"});
+  const Verdict crashed_back = verdict_from_json(verdict_to_json(crashed));
+  EXPECT_EQ(crashed_back.fault.kind, Fault::Kind::crashed);
+  EXPECT_EQ(crashed_back.fault.detail, "SIGABRT");
+  EXPECT_EQ(crashed_back.signature(), crashed.signature());
+  EXPECT_TRUE(crashed_back.failed());
+
+  Verdict rejected = named("tiled", "chunked");
+  rejected.status = Verdict::Status::rejected;
+  rejected.message = "D must be divisible by BD (D = 96, BD = 256)";
+  const Verdict rejected_back = verdict_from_json(verdict_to_json(rejected));
+  EXPECT_EQ(rejected_back.status, Verdict::Status::rejected);
+  EXPECT_EQ(rejected_back.message, rejected.message);
+  EXPECT_FALSE(rejected_back.fault);
+
+  EXPECT_THROW(verdict_from_json(nlohmann::json{{"status", "maybe"}}), std::runtime_error);
+  EXPECT_THROW(verdict_from_json(nlohmann::json::object()), std::runtime_error);
 }
 
 }  // namespace

@@ -1,0 +1,105 @@
+// kprop nightly: the libFuzzer targets and the searches for a time budget; every finding
+// shrunk, named and kept (harness/nightly/nightly.h). Exit 1 when a default
+// implementation failed, 0 otherwise (new defects of historical states are findings,
+// not a broken build); 2 on bad usage. SIGINT/SIGTERM stop it with the summary so far.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <thread>
+
+#include "generators/errors.h"
+#include "harness/cli/commands.h"
+#include "harness/corpus.h"
+#include "harness/interrupt.h"
+#include "harness/nightly/nightly.h"
+
+namespace kprop {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// "90", "90s", "30m", "8h", "1h30m" -> seconds.
+double parse_budget(const std::string& text) {
+  static const std::regex part(R"((\d+(?:\.\d+)?)([smh]?))");
+  double seconds = 0;
+  size_t at = 0;
+  for (std::sregex_iterator it(text.begin(), text.end(), part), end; it != end; ++it) {
+    if (size_t(it->position()) != at) break;
+    const double v = std::stod((*it)[1]);
+    const std::string unit = (*it)[2];
+    seconds += v * (unit == "h" ? 3600 : unit == "m" ? 60 : 1);
+    at += it->length();
+  }
+  if (text.empty() || at != text.size() || seconds <= 0)
+    throw UsageError(fmt::format("--budget '{}': expected a duration such as 90s, 30m or 8h", text));
+  return seconds;
+}
+
+std::string fuzzers_beside_kprop() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? "fuzz" : (self.parent_path() / "fuzz").string();
+}
+
+}  // namespace
+
+void add_nightly_command(CLI::App& app, NightlyOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "nightly", "run the libFuzzer targets and the searches for a time budget; keep findings");
+  cmd->add_option("--kernel", o.kernels, "kernel to fuzz; repeatable (default: all)");
+  cmd->add_option("--impl", o.impls, "implementation; repeatable (default: every built-in one)");
+  cmd->add_option("--budget", o.budget, "how long: 90s, 30m, 8h (default: 8h)");
+  cmd->add_option("--jobs", o.jobs, "processes at once (default: the machine's cores)")
+      ->check(CLI::Range(0, 4096));
+  cmd->add_option("--corpus", o.corpus, "corpus: seeds the fuzzers, receives findings")
+      ->capture_default_str();
+  cmd->add_option("--out", o.out, "folder of the run: working corpora, logs, summary")
+      ->required();
+  cmd->add_option("--fuzzers", o.fuzzers, "folder of the fuzz_<kernel> targets (default: fuzz/ "
+                                          "beside kprop)");
+  cmd->add_option("--seed", o.seed, "seed of the searches (default: 0)")->check(not_negative());
+  cmd->add_option("--shrink-seconds", o.shrink_seconds, "shrinking budget per symptom (default: 30)")
+      ->check(finite_in(0, 1e6));
+  add_common_options(cmd, o.common);
+  add_isolation_options(cmd, o.isolation);
+}
+
+int run_nightly(const NightlyOptions& o) {
+  load_libraries(o.common);
+  apply_isolation(o.common, o.isolation);
+  NightlyConfig config;
+  config.kernels = o.kernels;
+  for (const auto& k : config.kernels) kernel_or_default(k);  // unknown names listed
+  config.impls = o.impls;
+  config.libraries = o.common.libraries;
+  config.refusals = o.isolation.refusals;
+  config.budget_seconds = parse_budget(o.budget);
+  config.jobs = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+  config.corpus = o.corpus;
+  config.out = o.out;
+  config.fuzzers = o.fuzzers.empty() ? fuzzers_beside_kprop() : o.fuzzers;
+  config.seed = o.seed;
+  config.shrink_seconds = o.shrink_seconds;
+  for (const auto& removed : prepare_corpus(o.corpus))  // unwritable: exit 2 now, not after hours
+    fmt::print("removed {} (left by a killed run)\n", removed);
+  config.say = [](const std::string& line) {
+    fmt::print("{}\n", line);
+    std::fflush(stdout);
+  };
+  install_interrupt_handlers();
+  config.interrupted = [] { return interrupted(); };
+
+  const NightlyResult r = run_nightly(config);
+  write_nightly_summary(config, r);
+  fmt::print("{}", nightly_summary_markdown(config, r));
+  fmt::print("summary: {}/summary.md, {}/summary.json\n", o.out, o.out);
+  std::fflush(stdout);
+  if (r.default_failed) return 1;
+  return r.interrupted ? interrupted_exit_code() : 0;
+}
+
+}  // namespace kprop

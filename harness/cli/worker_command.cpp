@@ -1,0 +1,51 @@
+// The isolation options of check, hunt, shrink and replay, and the hidden `kprop __worker`
+// that an isolating kprop starts to run outside implementations (harness/isolation.h).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "harness/cli/commands.h"
+#include "harness/isolation.h"
+#include "harness/property.h"
+
+namespace kprop {
+
+void add_isolation_options(CLI::App* cmd, IsolationOptions& o) {
+  cmd->add_option("--refusal", o.refusals,
+                  "TEXT: an error of an outside implementation (NS::kernel) whose message "
+                  "holds TEXT is a refusal, not a failure; repeatable")
+      ->allow_extra_args(false);
+  cmd->add_option("--case-timeout", o.case_timeout,
+                  "seconds an outside implementation may take per case before it counts as "
+                  "a hang (default: 20)")
+      ->check(finite_in(0.001, 1e6));
+  cmd->add_flag("--no-isolation", o.in_process,
+                "run outside implementations in kprop's own process (a crash ends kprop)");
+}
+
+void apply_isolation(const CommonOptions& common, const IsolationOptions& o) {
+  declare_outside_refusals(o.refusals);
+  IsolationSettings s;
+  s.enabled = !o.in_process;
+  s.libraries = common.libraries;
+  s.refusals = o.refusals;
+  s.case_timeout_seconds = o.case_timeout;
+  set_isolation(s);
+}
+
+void add_worker_command(CLI::App& app, WorkerOptions& o) {
+  auto* cmd = app.add_subcommand("__worker", "answers cases for an isolating kprop");
+  cmd->group("");  // hidden from --help: only kprop starts it
+  cmd->add_option("--load", o.libraries, "operator library; repeatable");
+  cmd->add_option("--refusal", o.refusals, "declared refusal text; repeatable")
+      ->allow_extra_args(false);
+}
+
+int run_worker(const WorkerOptions& o) {
+  CommonOptions common;
+  common.libraries = o.libraries;
+  load_libraries(common);
+  declare_outside_refusals(o.refusals);
+  return serve_isolated_cases(STDIN_FILENO, STDOUT_FILENO);
+}
+
+}  // namespace kprop

@@ -1,0 +1,34 @@
+// A fuzzer's input, as kprop reads it: one byte choosing the property, then the bytes
+// the kernel's generator decodes into a Case (generators/draw.h). Any byte string is a
+// valid input; the empty one is the simplest case of the first property.
+//
+//   byte 0      property: the kernel's properties()[byte % count] (ignored when the
+//               target is pinned to one property)
+//   bytes 1..   the case: data seed (8 bytes), dtype, distribution, parameters
+//
+// encode_fuzz_input() writes the bytes of a known case (corpus cases seed the fuzzers).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "generators/case.h"
+
+namespace kprop {
+
+struct FuzzSpace {
+  std::string kernel;
+  std::string impl;
+  std::string property;  // empty: drawn from byte 0
+  std::map<std::string, int64_t> limits;  // the schema's limits; absent: defaults
+};
+
+Case decode_fuzz_input(const FuzzSpace& space, const uint8_t* data, size_t size);
+
+// Throws CaseError when `c` cannot be drawn in `space` (its property is not the kernel's,
+// its dtype not the property's, or it lies outside the space's limits).
+std::vector<uint8_t> encode_fuzz_input(const FuzzSpace& space, const Case& c);
+
+}  // namespace kprop

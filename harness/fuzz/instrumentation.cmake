@@ -1,0 +1,24 @@
+# Flags of the fuzz build (KPROP_FUZZ=ON, with clang): every object of kprop is compiled
+# with the sanitizers and libFuzzer's coverage instrumentation; libtorch is not (it is
+# prebuilt), and code from its headers gets no coverage counters, so the fuzzer's
+# coverage follows kprop's kernels, emulations and properties: their branches and tiles.
+#
+# OSS-Fuzz and ClusterFuzzLite pass their own flags (build.sh): CMAKE_CXX_FLAGS=$CXXFLAGS
+# with the sanitizer of the build, KPROP_FUZZ_SANITIZE="" and
+# KPROP_FUZZING_ENGINE=$LIB_FUZZING_ENGINE.
+set(KPROP_FUZZ_SANITIZE
+    "-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
+    CACHE STRING "sanitizers and instrumentation of every object (empty: CMAKE_CXX_FLAGS has them)")
+set(KPROP_FUZZING_ENGINE "-fsanitize=fuzzer" CACHE STRING
+    "link flag of the fuzzing engine (OSS-Fuzz: $LIB_FUZZING_ENGINE)")
+
+if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  message(FATAL_ERROR "KPROP_FUZZ=ON needs clang (e.g. -DCMAKE_CXX_COMPILER=clang++-14)")
+endif()
+
+separate_arguments(kprop_fuzz_sanitize UNIX_COMMAND "${KPROP_FUZZ_SANITIZE}")
+add_compile_options(${kprop_fuzz_sanitize}
+  -fsanitize-coverage-ignorelist=${CMAKE_CURRENT_LIST_DIR}/coverage_ignorelist.txt)
+add_link_options(${kprop_fuzz_sanitize})
+# Line tables are enough for symbolized stack traces and keep the build fast.
+set(CMAKE_CXX_FLAGS_RELWITHDEBINFO "-O2 -gline-tables-only -DNDEBUG")

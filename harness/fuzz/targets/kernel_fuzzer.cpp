@@ -1,0 +1,72 @@
+// The libFuzzer target of one kernel (KPROP_FUZZ_KERNEL, set by the build): each input
+// decodes to a Case that kprop's properties check (harness/fuzz/fuzz_target.h says which
+// implementation and property, and how to choose them).
+//
+// A new defect prints its signature, identity and cases, then aborts with the identity
+// in an assertion message: crash deduplication (libFuzzer's, ClusterFuzz's crash state)
+// then tells defects apart by what they are, not by the frames of one abort() call.
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
+#include "harness/fuzz/fuzz_target.h"
+
+#ifndef KPROP_FUZZ_KERNEL
+#error "KPROP_FUZZ_KERNEL names the kernel this target fuzzes"
+#endif
+#ifndef KPROP_SOURCE_CORPUS
+#define KPROP_SOURCE_CORPUS ""
+#endif
+
+namespace {
+kprop::FuzzTarget* target = nullptr;
+
+void at_exit() {
+  if (!target) return;
+  target->flush_sightings();
+  const auto& s = target->stats();
+  std::fprintf(stderr,
+               "kprop: %lld cases: %lld passed, %lld failed (%lld known), %lld rejected, "
+               "%lld skipped, %lld too large\n",
+               (long long)s.executions, (long long)s.passed, (long long)s.failed,
+               (long long)s.known, (long long)s.rejected, (long long)s.skipped,
+               (long long)s.too_large);
+  for (const auto& [reason, count] : s.rejections)
+    std::fprintf(stderr, "kprop: rejected %lld x %s\n", (long long)count, reason.c_str());
+  for (const auto& [identity, count] : s.sightings)
+    std::fprintf(stderr, "kprop: known %lld x %s\n", (long long)count, identity.c_str());
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** argv) {
+  try {
+    auto options = kprop::fuzz_options_from_environment(KPROP_FUZZ_KERNEL, (*argv)[0],
+                                                        KPROP_SOURCE_CORPUS);
+    std::fprintf(stderr, "kprop: fuzzing %s / %s, property %s; %zu known identities%s%s\n",
+                 KPROP_FUZZ_KERNEL, options.space.impl.c_str(),
+                 options.space.property.empty() ? "from byte 0" : options.space.property.c_str(),
+                 options.known.size(), options.corpus.empty() ? "" : " from ",
+                 options.corpus.c_str());
+    target = new kprop::FuzzTarget(std::move(options));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kprop: %s\n", e.what());
+    std::exit(2);
+  }
+  std::atexit(at_exit);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const kprop::FuzzOutcome out = target->run(data, size);
+  // A refused or skipped case stays a candidate for the corpus: it may be one mutation away
+  // from an accepted case that reaches new code.
+  if (out.fresh.empty()) return 0;
+  target->flush_sightings();
+  std::fputs(kprop::finding_report(out).c_str(), stderr);
+  std::fprintf(stderr, "kprop: found after %lld executions\n",
+               (long long)target->stats().executions);
+  for (const auto& f : out.fresh)
+    std::fprintf(stderr, "ASSERTION FAILED: kprop found %s\n", f.identity.c_str());
+  std::fflush(stderr);
+  std::abort();
+}

@@ -1,0 +1,191 @@
+// What an implementation's exceptions, crashes and hangs become (harness/property.h,
+// harness/isolation.h): a declared refusal is rejected, anything else a failure with its
+// fault; outside implementations run in a worker process, which a crash, an exit or a
+// hang does not take kprop down with.
+//
+// Needs the kprop executable and two plugins (KPROP_EXECUTABLE, KPROP_TEST_KERNELS_PLUGIN,
+// KPROP_MISBEHAVING_PLUGIN, set by tests/CMakeLists.txt): the worker is kprop itself.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "generators/errors.h"
+#include "harness/identity.h"
+#include "harness/isolation.h"
+#include "harness/kernel_info.h"
+#include "harness/property.h"
+#include "harness/report.h"
+#include "kernels/common/dispatch.h"
+
+namespace kprop {
+namespace {
+
+Case conv_case(const std::string& impl, int64_t D, bool initial_state, int64_t W = 4) {
+  Case base;
+  base.kernel = "causal_conv1d";
+  base.impl = impl;
+  base.property = "vs_reference";
+  Case c = default_case(find_kernel("causal_conv1d").schema(), base);
+  c.set("D", D);
+  c.set("initial_state", initial_state);
+  c.set("W", W);
+  return c;
+}
+
+Case tanh_case(const std::string& impl, int64_t cols, const std::string& property = "vs_reference") {
+  Case base;
+  base.kernel = "scaled_tanh";
+  base.impl = impl;
+  base.property = property;
+  base.seed = 7;
+  Case c = default_case(find_kernel("scaled_tanh").schema(), base);
+  c.set("rows", int64_t{2});
+  c.set("cols", cols);
+  return c;
+}
+
+// The misbehaving implementations, in this process (for the in-process judgement).
+void load_misbehaving_plugin() {
+  static const bool loaded = (load_operator_library(KPROP_MISBEHAVING_PLUGIN), true);
+  (void)loaded;
+}
+
+IsolationSettings isolated(double timeout = 10, std::vector<std::string> refusals = {}) {
+  IsolationSettings s;
+  s.enabled = true;
+  s.executable = KPROP_EXECUTABLE;
+  s.libraries = {KPROP_TEST_KERNELS_PLUGIN, KPROP_MISBEHAVING_PLUGIN};
+  s.refusals = std::move(refusals);
+  s.case_timeout_seconds = timeout;
+  return s;
+}
+
+class Isolation : public ::testing::Test {
+ protected:
+  void SetUp() override { load_misbehaving_plugin(); }
+  void TearDown() override {
+    set_isolation({});
+    declare_outside_refusals({});
+  }
+};
+
+// causal_conv1d's tiled implementations declare what they raise on (D % BD, W > 8 after
+// the clamp); such a case is rejected, as before.
+TEST_F(Isolation, DeclaredRefusalOfABuiltinIsRejected) {
+  const Verdict stateless = evaluate(conv_case("tiled", 96, false));
+  EXPECT_EQ(stateless.status, Verdict::Status::rejected) << stateless.message;
+  EXPECT_EQ(stateless.message, "D must be divisible by BD (D = 96, BD = 256)");
+  EXPECT_FALSE(stateless.fault);
+  const Verdict odd = evaluate(conv_case("tiled@fixed", 33, true));
+  EXPECT_EQ(odd.status, Verdict::Status::rejected) << odd.message;
+  const Verdict wide = evaluate(conv_case("tiled@clamped", 32, true, 9));
+  EXPECT_EQ(wide.status, Verdict::Status::rejected) << wide.message;
+  EXPECT_NE(wide.message.find("W > 8 is not supported"), std::string::npos) << wide.message;
+  // The reference takes them all; the vendored state takes W = 9.
+  EXPECT_EQ(evaluate(conv_case("reference", 96, false)).status, Verdict::Status::pass);
+  EXPECT_NE(evaluate(conv_case("tiled@original", 32, true, 9)).status, Verdict::Status::rejected);
+}
+
+// A refusal is declared for a case and a message: the same message on a case the
+// implementation takes, or another message on a refused case, is not one.
+TEST_F(Isolation, DeclaredRefusalNeedsTheCaseAndTheMessage) {
+  const std::string message = "D must be divisible by BD (D = 96, BD = 256)";
+  EXPECT_EQ(declared_refusal(conv_case("tiled", 96, false), message), "D must be divisible by BD");
+  EXPECT_EQ(declared_refusal(conv_case("tiled", 256, false), message), std::nullopt);
+  EXPECT_EQ(declared_refusal(conv_case("tiled", 96, false), "index out of range"), std::nullopt);
+  EXPECT_EQ(declared_refusal(conv_case("reference", 96, false), message), std::nullopt);
+  EXPECT_EQ(declared_refusal(conv_case("tiled@clamped", 32, true, 9), "W > 8 is not supported"),
+            "W > 8 is not supported");
+  EXPECT_EQ(declared_refusal(conv_case("tiled@original", 32, true, 9), "W > 8 is not supported"),
+            std::nullopt);
+  EXPECT_EQ(declared_refusal(tanh_case("toy", 16), "anything"), std::nullopt);
+}
+
+// An outside implementation declares nothing unless told: what it raises is a failure
+// whose symptom is "exception" (never the message, which names the call and the size).
+TEST_F(Isolation, AnUndeclaredExceptionIsAFailure) {
+  const Verdict v = evaluate(tanh_case("throw_wide::scaled_tanh", 16));
+  EXPECT_EQ(v.status, Verdict::Status::fail);
+  EXPECT_EQ(v.fault.kind, Fault::Kind::raised);
+  EXPECT_EQ(v.message.rfind("raised: misbehaving scaled_tanh: refuses this case (forward call ", 0), 0u)
+      << v.message;
+  EXPECT_EQ(v.symptoms(), std::vector<std::string>{"exception"});
+  EXPECT_EQ(v.signature(), "scaled_tanh/throw_wide::scaled_tanh/vs_reference/exception");
+  EXPECT_EQ(evaluate(tanh_case("throw_wide::scaled_tanh", 15)).status, Verdict::Status::pass);
+
+  declare_outside_refusals({"refuses this case"});
+  const Verdict declared = evaluate(tanh_case("throw_wide::scaled_tanh", 16));
+  EXPECT_EQ(declared.status, Verdict::Status::rejected);
+  EXPECT_FALSE(declared.fault);
+  declare_outside_refusals({"some other refusal"});
+  EXPECT_EQ(evaluate(tanh_case("throw_wide::scaled_tanh", 16)).status, Verdict::Status::fail);
+}
+
+// The worker answers what the process itself would: the same verdict, error table included.
+TEST_F(Isolation, WorkerAnswersTheInProcessVerdict) {
+  for (const std::string property : {"vs_reference", "gradient", "chunked"}) {
+    const Case c = tanh_case("plugin_ok::scaled_tanh", 9, property);
+    const Verdict here = evaluate(c);
+    set_isolation(isolated());
+    const int64_t before = isolation_stats().cases;
+    const Verdict there = evaluate(c);
+    EXPECT_EQ(isolation_stats().cases, before + 1);
+    set_isolation({});
+    EXPECT_EQ(verdict_to_json(there).dump(), verdict_to_json(here).dump()) << property;
+  }
+}
+
+// Built-in implementations stay in-process for speed, isolation or not.
+TEST_F(Isolation, BuiltinsStayInProcess) {
+  set_isolation(isolated());
+  const int64_t before = isolation_stats().cases;
+  EXPECT_EQ(evaluate(tanh_case("toy", 9)).status, Verdict::Status::pass);
+  EXPECT_EQ(evaluate(conv_case("tiled", 96, false)).status, Verdict::Status::rejected);
+  EXPECT_EQ(isolation_stats().cases, before);
+}
+
+// A crash, an exit and a hang each become a failure with their reason, and the next case
+// runs in a fresh worker.
+TEST_F(Isolation, CrashExitAndHangAreFailures) {
+  set_isolation(isolated(1.0));
+  const int64_t started = isolation_stats().workers_started;
+  const Verdict crash = evaluate(tanh_case("crash_wide::scaled_tanh", 16));
+  EXPECT_EQ(crash.status, Verdict::Status::fail);
+  EXPECT_EQ(crash.fault.kind, Fault::Kind::crashed);
+  EXPECT_EQ(crash.message, "crashed with SIGSEGV");
+  EXPECT_EQ(crash.signature(), "scaled_tanh/crash_wide::scaled_tanh/vs_reference/crash (SIGSEGV)");
+  EXPECT_TRUE(crash.shows("crash (SIGSEGV)"));
+  EXPECT_EQ(symptom_of(identity(find_kernel("scaled_tanh").schema(), tanh_case("crash_wide::scaled_tanh", 16),
+                                crash.symptoms()[0])),
+            "crash (SIGSEGV)");
+
+  EXPECT_EQ(evaluate(tanh_case("crash_wide::scaled_tanh", 15)).status, Verdict::Status::pass);
+
+  const Verdict exited = evaluate(tanh_case("exit_wide::scaled_tanh", 16));
+  EXPECT_EQ(exited.message, "exited with code 3");
+  EXPECT_EQ(exited.symptoms(), std::vector<std::string>{"exit (code 3)"});
+
+  const auto start = std::chrono::steady_clock::now();
+  const Verdict hang = evaluate(tanh_case("hang_wide::scaled_tanh", 16));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(hang.status, Verdict::Status::fail);
+  EXPECT_EQ(hang.message, "timed out after 1 s");
+  EXPECT_EQ(hang.symptoms(), std::vector<std::string>{"hang (timeout)"});
+  EXPECT_LT(seconds, 5.0);
+
+  const Verdict raised = evaluate(tanh_case("throw_wide::scaled_tanh", 16));
+  EXPECT_EQ(raised.symptoms(), std::vector<std::string>{"exception"});
+  EXPECT_EQ(evaluate(tanh_case("plugin_ok::scaled_tanh", 16)).status, Verdict::Status::pass);
+  // One worker at the start, one after each crash, exit and hang (the exception keeps it).
+  EXPECT_EQ(isolation_stats().workers_started, started + 4);
+}
+
+// The worker judges refusals as the process would: the declared texts go with it.
+TEST_F(Isolation, RefusalsReachTheWorker) {
+  set_isolation(isolated(10, {"refuses this case"}));
+  EXPECT_EQ(evaluate(tanh_case("throw_wide::scaled_tanh", 16)).status, Verdict::Status::rejected);
+}
+
+}  // namespace
+}  // namespace kprop
