@@ -296,6 +296,11 @@ TEST(CaseFileTest, AHandWrittenFileNeedsOnlyItsSchemaAndCase) {
     EXPECT_EQ(f.inputs_fingerprint, "");
     EXPECT_EQ(f.provenance, json::object());
     EXPECT_EQ(f.notes, "");
+    // Written back, it reads again (found by fuzz_case_file: an empty "expect" map was
+    // written, which the reader refuses).
+    const CaseFile again = parse_case_file(to_json(f).dump(2), "again.json");
+    EXPECT_EQ(again.c, f.c);
+    EXPECT_TRUE(again.expect.empty());
   }
   // Still strict: the case itself must be there, and the schema. (Top-level fields are
   // named "<file>.<field>", case fields "<file>: case.<field>".)

@@ -17,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;  // refused with a message naming the field: what bad input must get
   }
   const kprop::CaseFile again = kprop::parse_case_file(kprop::to_json(f).dump(2), "again.json");
-  if (again.c != f.c || again.signature != f.signature || again.identity != f.identity) {
+  if (again.c != f.c || again.expect != f.expect || again.signature != f.signature ||
+      again.identity != f.identity) {
     std::fprintf(stderr, "ASSERTION FAILED: a case file does not read back as written\n");
     std::abort();
   }
