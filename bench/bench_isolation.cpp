@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   const int64_t cases = argc > 1 ? std::atoll(argv[1]) : 400;
   kprop::IsolationSettings iso;
   iso.enabled = true;
-  iso.executable = argc > 2 ? argv[2] : KPROP_EXECUTABLE;
+  iso.command = {argc > 2 ? argv[2] : KPROP_EXECUTABLE};
   const std::string kernels = argc > 3 ? argv[3] : KPROP_TEST_KERNELS_PLUGIN;
   const std::string misbehaving = argc > 4 ? argv[4] : KPROP_MISBEHAVING_PLUGIN;
   iso.libraries = {kernels, misbehaving};

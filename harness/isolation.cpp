@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cerrno>
 #include <chrono>
@@ -72,8 +73,10 @@ class Worker {
     int to_child[2], from_child[2];
     if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0)
       throw std::runtime_error(fmt::format("isolation: pipe: {}", strerror(errno)));
-    std::vector<std::string> args{s.executable, "__worker"};
+    std::vector<std::string> args = s.command;
+    args.push_back("__worker");
     for (const auto& lib : s.libraries) args.insert(args.end(), {"--load", lib});
+    for (const auto& module : s.imports) args.insert(args.end(), {"--import", module});
     for (const auto& text : s.refusals) args.insert(args.end(), {"--refusal", text});
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -98,7 +101,7 @@ class Worker {
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
                                          POSIX_SPAWN_SETSIGMASK);
     pid_t pid = -1;
-    const int rc = posix_spawn(&pid, s.executable.c_str(), &actions, &attr, argv.data(), environ);
+    const int rc = posix_spawn(&pid, args[0].c_str(), &actions, &attr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     close(to_child[0]);
@@ -107,7 +110,7 @@ class Worker {
       close(to_child[1]);
       close(from_child[0]);
       throw UsageError(
-          fmt::format("isolation: cannot start {}: {}", s.executable, strerror(rc)));
+          fmt::format("isolation: cannot start {}: {}", args[0], strerror(rc)));
     }
     pid_ = pid;
     to_ = to_child[1];
@@ -126,7 +129,7 @@ class Worker {
       // Not a finding: kprop cannot run outside implementations at all here.
       const Fault f = r == Read::line ? Fault{} : end(r != Read::eof);
       throw UsageError(fmt::format(
-          "isolation: the worker ({} __worker) did not start{}{}", s.executable,
+          "isolation: the worker ({} __worker) did not start{}{}", fmt::join(s.command, " "),
           f ? ": " + f.describe() : "", r == Read::line ? ": it said " + line : ""));
     }
     ++stats().workers_started;
@@ -218,6 +221,17 @@ Verdict interrupted_verdict(const Case& c) {
 
 std::string format_seconds(double s) { return fmt::format("{:g}", s); }
 
+// An error after which the process cannot be trusted with another case: a CUDA error is
+// sticky (an illegal address poisons the context, and every later call fails the same
+// way, whatever its case), and Triton reports the same errors in its own words.
+bool leaves_process_unfit(const Verdict& v) {
+  if (v.fault.kind != Fault::Kind::raised) return false;
+  for (const char* sticky : {"CUDA error", "illegal memory access", "device-side assert",
+                             "unspecified launch failure"})
+    if (v.fault.detail.find(sticky) != std::string::npos) return true;
+  return false;
+}
+
 }  // namespace
 
 std::string signal_name(int sig) {
@@ -226,7 +240,7 @@ std::string signal_name(int sig) {
 }
 
 void set_isolation(IsolationSettings s) {
-  if (s.enabled && s.executable.empty()) s.executable = own_executable();
+  if (s.enabled && s.command.empty()) s.command = {own_executable()};
   worker().stop();
   settings() = std::move(s);
 }
@@ -275,6 +289,11 @@ Verdict evaluate_isolated(const Case& c) {
     if (type == "usage") throw UsageError(message);
     throw std::runtime_error("isolated worker: " + message);
   }
+  // The worker's last answer: its process is unfit for another case (it exits).
+  if (answer.value("retire", false)) {
+    answer.erase("retire");
+    w.end(false);
+  }
   return verdict_from_json(answer);
 }
 
@@ -299,9 +318,13 @@ int serve_isolated_cases(int in_fd, int out_fd) {
     const std::string line = buffer.substr(0, nl);
     buffer.erase(0, nl + 1);
     nlohmann::json answer;
+    bool unfit = false;
     try {
       const Case c = case_from_json(nlohmann::json::parse(line).at("case"), "case");
-      answer = verdict_to_json(evaluate(c));
+      const Verdict v = evaluate(c);
+      answer = verdict_to_json(v);
+      unfit = leaves_process_unfit(v);
+      if (unfit) answer["retire"] = true;
     } catch (const CaseError& e) {
       answer = {{"error", e.what()}, {"type", "case"}};
     } catch (const UsageError& e) {
@@ -310,6 +333,8 @@ int serve_isolated_cases(int in_fd, int out_fd) {
       answer = {{"error", e.what()}, {"type", "other"}};
     }
     if (!write_all(answers, answer.dump() + "\n")) return 1;
+    // kprop ends this worker on that answer and starts a fresh one for the next case.
+    if (unfit) return 0;
   }
 }
 

@@ -2,15 +2,20 @@
 // cases run in a worker process, so that a segfault, an abort, an exit or a hang of the
 // kernel is a failing verdict with its reason (harness/verdict.h, Fault) and kprop goes on.
 //
-// The worker is the kprop executable itself, started fresh (posix_spawn of
-// /proc/self/exe, never a fork of a process that ran libtorch's thread pools) as
-// `kprop __worker --load LIB... --refusal TEXT...`. It loads the same libraries, then
+// The worker is kprop itself, started fresh (posix_spawn of /proc/self/exe, never a fork
+// of a process that ran libtorch's thread pools) as `kprop __worker --load LIB...
+// --import MODULE... --refusal TEXT...`; under the Python entry it is that entry again
+// (`python3 -m kprop __worker ...`, harness/cli/entry.h), so a Python kernel's exception,
+// a Triton compile error or a CUDA fault ends the worker's case, not kprop's run. It
+// loads the same libraries and imports the same modules, then
 // answers one case per line: the parent writes {"case": {...}} to its stdin, the worker
 // runs evaluate() in-process and answers the verdict as one JSON line (report.h's
 // verdict_to_json) on its stdout; its own stdout is moved to stderr first, so a kernel
 // that prints cannot corrupt the answers. The parent waits with poll() up to the case's
 // time limit; on end of file it reaps the worker (the signal or exit code is the fault),
-// on timeout it kills it (SIGKILL); the next case starts a fresh worker. The worker is in
+// on timeout it kills it (SIGKILL); the next case starts a fresh worker. A case whose
+// implementation raised a CUDA error (sticky: the context is poisoned for every later
+// call) is answered with "retire": the worker exits and the next case gets a fresh one. The worker is in
 // its own process group (a terminal's Ctrl-C reaches only kprop, which decides) and dies
 // with its parent (PR_SET_PDEATHSIG).
 //
@@ -29,8 +34,11 @@ namespace kprop {
 
 struct IsolationSettings {
   bool enabled = false;
-  std::string executable;              // the kprop executable; empty: this process's own
+  // What starts kprop, before its `__worker` arguments: {executable, args...}; empty: this
+  // process's own executable.
+  std::vector<std::string> command;
   std::vector<std::string> libraries;  // what every worker loads first, in this order
+  std::vector<std::string> imports;    // then the Python modules it imports (Python entry)
   std::vector<std::string> refusals;   // the workers' outside_refusals() (harness/property.h)
   double case_timeout_seconds = 20;    // per case, from the request to the answer
   double start_timeout_seconds = 120;  // for a worker to load its libraries

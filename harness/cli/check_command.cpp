@@ -15,6 +15,7 @@
 #include <ctime>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/entry.h"
 #include "harness/cli/progress.h"
 #include "harness/cli/style.h"
 #include "harness/corpus.h"
@@ -88,11 +89,12 @@ SearchOptions search_options(const CheckOptions& o) {
 }
 
 nlohmann::json provenance_of(const CheckOptions& o, const SearchOptions& s, const Failure& f) {
-  std::string command = fmt::format("kprop check {} --impl {} --seed {} --cases {}", s.kernel,
-                                    s.impl, s.seed, s.cases);
+  std::string command = fmt::format("{} check {} --impl {} --seed {} --cases {}", entry().name,
+                                    s.kernel, s.impl, s.seed, s.cases);
   for (const auto& p : s.properties) command += " --property " + p;
   for (const auto& setting : o.set) command += " --set " + setting;
   for (const auto& lib : o.common.libraries) command += " --load " + lib;
+  for (const auto& module : o.common.imports) command += " --import " + module;
   for (const auto& text : o.isolation.refusals) command += fmt::format(" --refusal '{}'", text);
   return {{"found_by", command},
           {"search_seed", s.seed},
@@ -266,10 +268,15 @@ int run_check(const CheckOptions& o) {
   fmt::print("\nminimal case:\n{}\n{}\n", format_case(f.minimal()), f.verdict().message);
   if (!f.verdict().tensors.empty() || !f.verdict().memory.empty())
     fmt::print("{}", format_error_table(f.verdict()));
-  if (kept && kept->error.empty())
-    fmt::print("\n{} {}\nreplay: kprop replay {}\n",
+  if (kept && kept->error.empty()) {
+    // What replays it: this entry, with the libraries and modules that registered it.
+    std::string replay = fmt::format("{} replay {}", entry().name, kept->path);
+    for (const auto& lib : o.common.libraries) replay += " --load " + lib;
+    for (const auto& module : o.common.imports) replay += " --import " + module;
+    fmt::print("\n{} {}\nreplay: {}\n",
                kept->written ? "kept in the corpus:" : "already in the corpus:", kept->path,
-               kept->path);
+               replay);
+  }
   for (size_t i = 1; i < r.failures.size(); ++i)
     fmt::print("the same case also shows: {}\n{}", r.failures[i].identity,
                i - 1 < also_kept.size() && also_kept[i - 1].error.empty()

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/entry.h"
 #include "harness/isolation.h"
 #include "harness/property.h"
 
@@ -26,7 +27,9 @@ void apply_isolation(const CommonOptions& common, const IsolationOptions& o) {
   declare_outside_refusals(o.refusals);
   IsolationSettings s;
   s.enabled = !o.in_process;
+  s.command = entry().command;  // the Python entry's worker is the Python entry again
   s.libraries = common.libraries;
+  s.imports = common.imports;
   s.refusals = o.refusals;
   s.case_timeout_seconds = o.case_timeout;
   set_isolation(s);
@@ -36,6 +39,7 @@ void add_worker_command(CLI::App& app, WorkerOptions& o) {
   auto* cmd = app.add_subcommand("__worker", "answers cases for an isolating kprop");
   cmd->group("");  // hidden from --help: only kprop starts it
   cmd->add_option("--load", o.libraries, "operator library; repeatable");
+  cmd->add_option("--import", o.imports, "Python module; repeatable");
   cmd->add_option("--refusal", o.refusals, "declared refusal text; repeatable")
       ->allow_extra_args(false);
 }
@@ -43,6 +47,7 @@ void add_worker_command(CLI::App& app, WorkerOptions& o) {
 int run_worker(const WorkerOptions& o) {
   CommonOptions common;
   common.libraries = o.libraries;
+  common.imports = o.imports;
   load_libraries(common);
   declare_outside_refusals(o.refusals);
   return serve_isolated_cases(STDIN_FILENO, STDOUT_FILENO);

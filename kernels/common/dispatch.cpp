@@ -4,6 +4,7 @@
 
 #include <map>
 #include <mutex>
+#include <stdexcept>
 
 namespace kprop {
 
@@ -24,11 +25,25 @@ const c10::OperatorHandle& find_operator(const std::string& qualified_name) {
   return it->second;
 }
 
+OperatorErrorReader& error_reader() {
+  static OperatorErrorReader reader;
+  return reader;
+}
+
 }  // namespace
+
+void set_operator_error_reader(OperatorErrorReader reader) { error_reader() = std::move(reader); }
 
 void call_boxed(const std::string& qualified_name, torch::jit::Stack& stack,
                 size_t expected_outputs) {
-  find_operator(qualified_name).callBoxed(&stack);
+  const c10::OperatorHandle& op = find_operator(qualified_name);
+  try {
+    op.callBoxed(&stack);
+  } catch (...) {
+    if (error_reader())
+      if (auto message = error_reader()()) throw std::runtime_error(*message);
+    throw;
+  }
   TORCH_CHECK(stack.size() >= expected_outputs, qualified_name, " returned ", stack.size(),
               " values, the contract needs ", expected_outputs);
 }

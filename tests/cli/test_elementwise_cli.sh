@@ -38,7 +38,7 @@ if [ "${#kept[@]}" -ne 1 ] || [ ! -f "${kept[0]}" ]; then
 fi
 kept=${kept[0]}
 line bias out "kept in the corpus: $kept"
-line bias out "replay: kprop replay $kept"
+line bias out "replay: kprop replay $kept --load $plugin"
 
 # replay: every implementation does what the file records; exit 0.
 run replay 0 "$kprop" replay "$kept" "${common[@]}"

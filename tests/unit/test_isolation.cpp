@@ -53,7 +53,7 @@ void load_misbehaving_plugin() {
 IsolationSettings isolated(double timeout = 10, std::vector<std::string> refusals = {}) {
   IsolationSettings s;
   s.enabled = true;
-  s.executable = KPROP_EXECUTABLE;
+  s.command = {KPROP_EXECUTABLE};
   s.libraries = {KPROP_TEST_KERNELS_PLUGIN, KPROP_MISBEHAVING_PLUGIN};
   s.refusals = std::move(refusals);
   s.case_timeout_seconds = timeout;

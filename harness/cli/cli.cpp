@@ -1,0 +1,76 @@
+// kprop's command line as a function: parses argv, runs the command, maps errors to exit
+// codes. The `kprop` executable and the Python entry both call it (harness/cli/entry.h).
+//
+// Exit codes: 0 pass, 1 a property failed, 2 bad usage or a bad case.
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "generators/errors.h"
+#include "harness/cli/commands.h"
+#include "harness/cli/entry.h"
+
+namespace kprop {
+
+namespace {
+Entry& current_entry() {
+  static Entry e;
+  return e;
+}
+}  // namespace
+
+void set_entry(Entry e) { current_entry() = std::move(e); }
+const Entry& entry() { return current_entry(); }
+
+int run_cli(const std::vector<std::string>& args) {
+  CLI::App app{"kprop: property-based and differential testing of ML compute kernels"};
+  app.require_subcommand(1);
+  CheckOptions check;
+  HuntOptions hunt;
+  ReplayOptions replay;
+  ReportOptions report;
+  SweepOptions sweep;
+  ShrinkOptions shrink;
+  add_check_command(app, check);
+  add_hunt_command(app, hunt);
+  add_replay_command(app, replay);
+  add_report_command(app, report);
+  add_sweep_command(app, sweep);
+  add_shrink_command(app, shrink);
+  NightlyOptions nightly;
+  add_nightly_command(app, nightly);
+  WorkerOptions worker;  // hidden: the isolated worker (harness/isolation.h)
+  add_worker_command(app, worker);
+  try {
+    // As main() gets it: the program's name first (CLI11 names the app after it).
+    std::vector<std::string> copy = args;
+    std::vector<char*> argv;
+    for (auto& a : copy) argv.push_back(a.data());
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    if (app.got_subcommand("check")) return run_check(check);
+    if (app.got_subcommand("hunt")) return run_hunt(hunt);
+    if (app.got_subcommand("replay")) return run_replay(replay);
+    if (app.got_subcommand("report")) return run_report(report);
+    if (app.got_subcommand("sweep")) return run_sweep(sweep);
+    if (app.got_subcommand("shrink")) return run_shrink(shrink);
+    if (app.got_subcommand("nightly")) return run_nightly(nightly);
+    if (app.got_subcommand("__worker")) return run_worker(worker);
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "kprop: {}\n", e.what());
+    return 2;
+  } catch (const CaseError& e) {
+    fmt::print(stderr, "kprop: {}\n", e.what());
+    return 2;
+  } catch (const FileError& e) {
+    fmt::print(stderr, "kprop: {}\n", e.what());
+    return 2;
+  }
+  return 2;
+}
+
+}  // namespace kprop
