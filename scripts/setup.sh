@@ -15,6 +15,7 @@ packages=(
   libtorch-dev librapidcheck-dev libgtest-dev googletest
   libcli11-dev nlohmann-json3-dev libfmt-dev
   clang-14 libclang-rt-14-dev
+  python3-torch python3-dev pybind11-dev
 )
 missing=()
 for p in "${packages[@]}"; do

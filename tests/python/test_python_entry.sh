@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The Python entry (python3 -m kprop, python/): kprop's own command line in the interpreter
+# that imports torch, with kernels a module registers with torch.library. A correct Python
+# causal_conv1d passes; one with a planted defect (buggy_ops.py) is found, shrunk, kept and
+# replayed; --import and --load errors are exit 2 naming the problem. Exact lines; timings
+# by pattern.
+#   test_python_entry.sh PYTHON PYTHON_DIR SOURCE_DIR KPROP TEST_KERNELS_PLUGIN
+set -u
+python=$1
+python_dir=$2
+source_dir=$3
+kprop=$4
+plugin=$5
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../checks.sh"
+
+export PYTHONPATH=$python_dir:$source_dir/examples/python:$source_dir/tests/python
+timing='[0-9]+\.[0-9]{2} s'
+py=("$python" -m kprop)
+
+# --- the correct Python kernel passes every property (in an isolated worker).
+run correct 0 "${py[@]}" check causal_conv1d --import causal_conv1d_ops --impl mine::causal_conv1d \
+  --cases 300 --no-corpus
+line correct out "kprop check causal_conv1d --impl mine::causal_conv1d --seed 0: 300 cases over gradient, chunked, packed, vs_reference, cores"
+line_like correct out "300 cases: [0-9]+ passed, 0 failed, 0 known failures, 0 rejected, [0-9]+ skipped in $timing \([0-9]+ cases/s\)"
+line correct out "PASS: no new counterexample in 300 cases"
+
+# --- the planted defect (dht not passed on to dh0 for a sequence shorter than W) is found,
+# shrunk to its 1-minimal case and kept; exit 1.
+corpus=$tmp/corpus
+identity='causal_conv1d/buggy::causal_conv1d/dh0 [sequence shorter than W] {initial_state, final_state_grad}'
+run buggy 1 "${py[@]}" check causal_conv1d --import buggy_ops --impl buggy::causal_conv1d --corpus "$corpus"
+line_like buggy out "FAIL after [0-9]+ cases \($timing\): causal_conv1d/buggy::causal_conv1d/[a-z_]+/.*dh0.*"
+line buggy out "defect: $identity"
+line buggy out "  lengths            1"
+line buggy out "  W                  2"
+line buggy out "  initial_state      true"
+line buggy out "  final_state_grad   true"
+kept=("$corpus"/causal_conv1d/*.json)
+if [ "${#kept[@]}" -ne 1 ] || [ ! -f "${kept[0]}" ]; then
+  fail "want one case file in $corpus/causal_conv1d, got: ${kept[*]}"
+fi
+kept=${kept[0]}
+line buggy out "kept in the corpus: $kept"
+line buggy out "replay: python3 -m kprop replay $kept --import buggy_ops"
+grep -qF "\"identity\": \"$identity\"" "$kept" || fail "$kept has not the defect's identity"
+grep -qF '"buggy::causal_conv1d": "fail"' "$kept" || fail "$kept does not expect the failure"
+grep -qE '"found_by": "python3 -m kprop check causal_conv1d --impl buggy::causal_conv1d .* --import buggy_ops"' "$kept" ||
+  fail "$kept does not say how it was found"
+
+# Replayed through the Python entry: it still fails as recorded; exit 0.
+run replay 0 "${py[@]}" replay "$kept" --import buggy_ops
+line replay out "$kept as recorded"
+# The same run again: the defect is known now, the search goes on past it; exit 0.
+run known 0 "${py[@]}" check causal_conv1d --import buggy_ops --impl buggy::causal_conv1d \
+  --corpus "$corpus" --cases 100
+line_like known out "  known [0-9]+ x: $(re "$identity")"
+line known out "PASS: no new counterexample in 100 cases"
+
+# --- errors: exit 2, naming what is wrong.
+run no_module 2 "${py[@]}" check causal_conv1d --import nosuchmodule --impl mine::causal_conv1d
+only no_module err "kprop: --import nosuchmodule: ModuleNotFoundError: No module named 'nosuchmodule'"
+printf 'raise RuntimeError("cannot register my kernel")\n' >"$tmp/broken_ops.py"
+PYTHONPATH=$PYTHONPATH:$tmp run broken 2 "${py[@]}" check causal_conv1d --import broken_ops
+only broken err "kprop: --import broken_ops: RuntimeError: cannot register my kernel"
+run not_imported 2 "${py[@]}" check causal_conv1d --impl mine::causal_conv1d --no-corpus
+line_like not_imported err "kprop: unknown implementation 'mine::causal_conv1d' of causal_conv1d; .*"
+# The kprop executable cannot import Python modules: it says where to go.
+run executable 2 "$kprop" check causal_conv1d --import causal_conv1d_ops --impl mine::causal_conv1d
+only executable err "kprop: --import causal_conv1d_ops: only kprop's Python entry imports modules: python3 -m kprop ... (README: Python and Triton kernels)"
+run usage 2 "${py[@]}" check causal_conv1d --cases many
+line_like usage err ".*--cases.*many.*"
+
+# --- a C++ plugin (--load) under the Python entry resolves kprop's symbols as under kprop.
+run plugin 0 "${py[@]}" check scaled_tanh --load "$plugin" --cases 20 --no-corpus
+line plugin out "PASS: no new counterexample in 20 cases"
+
+finish

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Isolation of Python kernels (tests/python/misbehaving_ops.py): under the Python entry the
+# worker is the Python entry again, so a kernel that raises, calls os._exit or segfaults is
+# a failure with its reason, shrunk and kept, and kprop's run goes on. Exact lines;
+# timings by pattern.
+#   test_python_isolation.sh PYTHON PYTHON_DIR SOURCE_DIR
+set -u
+python=$1
+python_dir=$2
+source_dir=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../checks.sh"
+
+export PYTHONPATH=$python_dir:$source_dir/examples/python:$source_dir/tests/python
+timing='[0-9]+\.[0-9]{2} s'
+py=("$python" -m kprop)
+mod=(--import misbehaving_ops)
+
+# --- a Python exception is a failure (symptom "exception"), never a pass; shrunk to W = 3.
+run raise 1 "${py[@]}" check causal_conv1d --impl py_raise_wide::causal_conv1d --no-corpus "${mod[@]}"
+line_like raise out "FAIL after [0-9]+ cases \($timing\): causal_conv1d/py_raise_wide::causal_conv1d/[a-z_]+/exception"
+line raise out "defect: causal_conv1d/py_raise_wide::causal_conv1d/exception"
+line raise out "raised: ValueError: py_raise_wide: W = 3 is too wide for me (raised at misbehaving_ops.py:30 in forward)"
+line raise out "  W                  3"
+# The same in kprop's own process (--no-isolation): still a failure.
+run raise_here 1 "${py[@]}" check causal_conv1d --impl py_raise_wide::causal_conv1d --no-corpus --no-isolation "${mod[@]}"
+line raise_here out "defect: causal_conv1d/py_raise_wide::causal_conv1d/exception"
+# The 5th call raises: a failure too.
+run raise5 1 "${py[@]}" check causal_conv1d --impl py_raise_5th::causal_conv1d --no-corpus --shrink-seconds 5 "${mod[@]}"
+line_like raise5 out "FAIL after [0-9]+ cases \($timing\): causal_conv1d/py_raise_5th::causal_conv1d/[a-z_]+/exception"
+
+# --- a CUDA error poisons the worker's context (emulated: every later call raises it too).
+# The worker retires after answering it, so each case runs in a fresh one: the shrink still
+# ends at W = 3 (with one worker throughout, every smaller case would fail as well).
+run cuda 1 "${py[@]}" check causal_conv1d --impl py_cuda_wide::causal_conv1d --no-corpus "${mod[@]}"
+line cuda out "defect: causal_conv1d/py_cuda_wide::causal_conv1d/exception"
+line cuda out "raised: RuntimeError: CUDA error: an illegal memory access was encountered (raised at misbehaving_ops.py:37 in forward)"
+line cuda out "  W                  3"
+
+# --- os._exit(3): the worker's exit code is the reason.
+run exit 1 "${py[@]}" check causal_conv1d --impl py_exit_wide::causal_conv1d --no-corpus "${mod[@]}"
+line exit out "defect: causal_conv1d/py_exit_wide::causal_conv1d/exit (code 3)"
+line exit out "exited with code 3"
+line exit out "  W                  3"
+
+# --- a segfault: a failure named by its signal, shrunk, kept, replayed in a Python worker.
+corpus=$tmp/corpus
+run segv 1 "${py[@]}" check causal_conv1d --impl py_segv_wide::causal_conv1d --corpus "$corpus" "${mod[@]}"
+line segv out "defect: causal_conv1d/py_segv_wide::causal_conv1d/crash (SIGSEGV)"
+line segv out "crashed with SIGSEGV"
+line segv out "  W                  3"
+kept=("$corpus"/causal_conv1d/*.json)
+[ "${#kept[@]}" -eq 1 ] && [ -f "${kept[0]}" ] || fail "want one case file in $corpus/causal_conv1d, got: ${kept[*]}"
+kept=${kept[0]}
+run segv_replay 0 "${py[@]}" replay "$kept" "${mod[@]}"
+line segv_replay out "$kept as recorded"
+line segv_replay out "  crashed with SIGSEGV"
+# The run goes on past crashes: with the crash kept, every later one is a known defect and
+# all 8 cases run (each crash costs a fresh worker: about a second for Python and torch);
+# exit 0.
+run segv_known 0 "${py[@]}" check causal_conv1d --impl py_segv_wide::causal_conv1d --cases 8 --corpus "$corpus" "${mod[@]}"
+line_like segv_known out "  known [0-9]+ x: causal_conv1d/py_segv_wide::causal_conv1d/crash \(SIGSEGV\)"
+line segv_known out "PASS: no new counterexample in 8 cases"
+
+finish
