@@ -72,6 +72,16 @@ only() {
   [ "$(cat "$tmp/$1.$2")" = "$3" ] || fail "$1.$2 is '$(cat "$tmp/$1.$2")', want '$3'"
 }
 
+# the_one_file DIR: sets $kept to the one file DIR holds (a corpus folder after a finding);
+# fails, naming what is there, when it holds none or several.
+the_one_file() {
+  local files=("$1"/*.json)
+  if [ "${#files[@]}" -ne 1 ] || [ ! -f "${files[0]}" ]; then
+    fail "want one case file in $1, got: ${files[*]}"
+  fi
+  kept=${files[0]}
+}
+
 finish() {
   if [ "$failures" -ne 0 ]; then
     echo "$failures check(s) failed"

@@ -32,11 +32,7 @@ line bias out "  cols               8"
 line bias out "  bias               true"
 line bias out "  dtype              float32"
 line bias out "  data               seed 1428740210282922284 (normal)"
-kept=("$corpus"/scaled_tanh/*.json)
-if [ "${#kept[@]}" -ne 1 ] || [ ! -f "${kept[0]}" ]; then
-  fail "want one file in $corpus/scaled_tanh, got: ${kept[*]}"
-fi
-kept=${kept[0]}
+the_one_file "$corpus/scaled_tanh"
 line bias out "kept in the corpus: $kept"
 line bias out "replay: kprop replay $kept --load $plugin"
 

@@ -38,11 +38,7 @@ line crash out "defect: scaled_tanh/crash_wide::scaled_tanh/crash (SIGSEGV)"
 line crash out "crashed with SIGSEGV"
 line crash out "  rows               1"
 line crash out "  cols               16"
-kept=("$corpus"/scaled_tanh/*.json)
-if [ "${#kept[@]}" -ne 1 ] || [ ! -f "${kept[0]}" ]; then
-  fail "want one case file in $corpus/scaled_tanh, got: ${kept[*]}"
-fi
-kept=${kept[0]}
+the_one_file "$corpus/scaled_tanh"
 line crash out "kept in the corpus: $kept"
 grep -qF '"identity": "scaled_tanh/crash_wide::scaled_tanh/crash (SIGSEGV)"' "$kept" ||
   fail "$kept has not the crash's identity"

@@ -6,18 +6,12 @@
 # by pattern.
 #   test_python_entry.sh PYTHON PYTHON_DIR SOURCE_DIR KPROP TEST_KERNELS_PLUGIN
 set -u
-python=$1
-python_dir=$2
-source_dir=$3
 kprop=$4
 plugin=$5
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/../checks.sh"
-
-export PYTHONPATH=$python_dir:$source_dir/examples/python:$source_dir/tests/python
-timing='[0-9]+\.[0-9]{2} s'
-py=("$python" -m kprop)
+. "$(dirname "$0")/python_entry.sh" "$1" "$2" "$3"
 
 # --- the correct Python kernel passes every property (in an isolated worker).
 run correct 0 "${py[@]}" check causal_conv1d --import causal_conv1d_ops --impl mine::causal_conv1d \
@@ -37,11 +31,7 @@ line buggy out "  lengths            1"
 line buggy out "  W                  2"
 line buggy out "  initial_state      true"
 line buggy out "  final_state_grad   true"
-kept=("$corpus"/causal_conv1d/*.json)
-if [ "${#kept[@]}" -ne 1 ] || [ ! -f "${kept[0]}" ]; then
-  fail "want one case file in $corpus/causal_conv1d, got: ${kept[*]}"
-fi
-kept=${kept[0]}
+the_one_file "$corpus/causal_conv1d"
 line buggy out "kept in the corpus: $kept"
 line buggy out "replay: python3 -m kprop replay $kept --import buggy_ops"
 grep -qF "\"identity\": \"$identity\"" "$kept" || fail "$kept has not the defect's identity"

@@ -5,16 +5,10 @@
 # timings by pattern.
 #   test_python_isolation.sh PYTHON PYTHON_DIR SOURCE_DIR
 set -u
-python=$1
-python_dir=$2
-source_dir=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/../checks.sh"
-
-export PYTHONPATH=$python_dir:$source_dir/examples/python:$source_dir/tests/python
-timing='[0-9]+\.[0-9]{2} s'
-py=("$python" -m kprop)
+. "$(dirname "$0")/python_entry.sh" "$1" "$2" "$3"
 mod=(--import misbehaving_ops)
 
 # --- a Python exception is a failure (symptom "exception"), never a pass; shrunk to W = 3.
@@ -50,9 +44,7 @@ run segv 1 "${py[@]}" check causal_conv1d --impl py_segv_wide::causal_conv1d --c
 line segv out "defect: causal_conv1d/py_segv_wide::causal_conv1d/crash (SIGSEGV)"
 line segv out "crashed with SIGSEGV"
 line segv out "  W                  3"
-kept=("$corpus"/causal_conv1d/*.json)
-[ "${#kept[@]}" -eq 1 ] && [ -f "${kept[0]}" ] || fail "want one case file in $corpus/causal_conv1d, got: ${kept[*]}"
-kept=${kept[0]}
+the_one_file "$corpus/causal_conv1d"
 run segv_replay 0 "${py[@]}" replay "$kept" "${mod[@]}"
 line segv_replay out "$kept as recorded"
 line segv_replay out "  crashed with SIGSEGV"
