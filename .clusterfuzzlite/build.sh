@@ -115,6 +115,7 @@ write_options() {  # FILE MAX_LEN TIMEOUT [DICT]
     if [ -n "${4:-}" ]; then echo "dict = $4"; fi
     echo "max_len = $2"
     echo "timeout = $3"
+    echo "detect_leaks = 0"
     cat <<'EOF'
 rss_limit_mb = 4096
 

@@ -3,7 +3,7 @@
 //
 //   bench_fuzz [--seconds 20] [--runs 10] [--cap 300] [--jobs 2] [--defect NAME]...
 //              [--impl NAME]... [--part speed|find|all] [--fuzzer PATH] [--budget S]
-//              [--max-cases 5000]
+//              [--max-cases 5000] [--one-impl]
 //
 // Part 1, execs/s: per implementation and property (plus "any": byte 0 chooses), one
 // fuzzer process from an empty working corpus for --seconds, with kprop's corpus known (so
@@ -250,6 +250,7 @@ struct Options {
   std::string fuzzer = KPROP_FUZZER;
   int64_t max_cases = 5000;  // the search's budget per run
   double budget = 0;         // seconds for part 2's fuzzer runs; 0: no limit
+  bool one_impl = false;     // part 2: each defect with the first implementation that has it
 };
 
 bool selected(const std::vector<std::string>& filter, const std::string& name) {
@@ -277,11 +278,12 @@ Options parse(int argc, char** argv) {
     else if (a == "--fuzzer") o.fuzzer = value();
     else if (a == "--max-cases") o.max_cases = std::stoll(value());
     else if (a == "--budget") o.budget = std::stod(value());
+    else if (a == "--one-impl") o.one_impl = true;
     else {
       fmt::print(stderr,
                  "usage: bench_fuzz [--seconds S] [--runs N] [--cap S] [--jobs J] "
                  "[--part speed|find|all] [--defect NAME]... [--impl NAME]... [--fuzzer PATH] "
-                 "[--max-cases N] [--budget S]\n");
+                 "[--max-cases N] [--budget S] [--one-impl]\n");
       std::exit(2);
     }
   }
@@ -360,6 +362,7 @@ void execs_per_second(const Options& o, const kprop::KernelInfo& kernel) {
                rate, per_cpu, checked, r.wall, r.cpu, r.input_limit, r.exit_code, what);
   }
   fmt::print("\n");
+  std::fflush(stdout);  // a part is whole on disk even if a later one is cut short
 }
 
 void time_to_find(const Options& o, const kprop::KernelInfo& kernel) {
@@ -372,8 +375,11 @@ void time_to_find(const Options& o, const kprop::KernelInfo& kernel) {
   std::vector<Pair> pairs;
   for (const auto& d : kernel.known_defects()) {
     if (!selected(o.defects, d.name)) continue;
-    for (const auto& impl : d.impls)
-      if (selected(o.impls, impl)) pairs.push_back({d, impl, {}, {}});
+    for (const auto& impl : d.impls) {
+      if (!selected(o.impls, impl)) continue;
+      pairs.push_back({d, impl, {}, {}});
+      if (o.one_impl) break;
+    }
   }
 
   // The search first, in this process, with no fuzzer beside it.
@@ -461,6 +467,7 @@ void time_to_find(const Options& o, const kprop::KernelInfo& kernel) {
                                    : "no");
   }
   fmt::print("\n");
+  std::fflush(stdout);  // a part is whole on disk even if a later one is cut short
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ class Drawer {
   void draw_param(const ParamSpec& spec, Case& c, const ParamValue* want) {
     switch (spec.type) {
       case ParamType::integer: {
-        const int64_t simplest = std::get<int64_t>(spec.simplest_in(c));
+        const int64_t simplest = std::get<int64_t>(spec.simplest);
         c.params[spec.name] =
             draw_integer(spec, c, 0, simplest, want ? &std::get<int64_t>(*want) : nullptr);
         break;

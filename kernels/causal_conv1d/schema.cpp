@@ -204,11 +204,6 @@ Schema make_schema() {
                                   IntOption::just(55, 32),   IntOption::just(15, 64),
                                   IntOption::just(10, 96),   IntOption::just(12, 128)};
   };
-  // Without h0 the simplest D the device forward takes, so that a fuzzer's short input
-  // (whose missing choices are the simplest) is a case the kernel runs, not a refusal.
-  D.simplest_given = [](const Case& so_far) {
-    return so_far.flag("initial_state") ? kChannelQuantum : kStatelessBlockChannels;
-  };
   D.shrinks = [](int64_t x, const Case& c, size_t) {
     if (!c.flag("initial_state") && x % kStatelessBlockChannels == 0)
       return toward_quantum(x, kStatelessBlockChannels);

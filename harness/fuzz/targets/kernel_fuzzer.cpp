@@ -7,7 +7,11 @@
 // then tells defects apart by what they are, not by the frames of one abort() call.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
+#include <vector>
+
+#include <ATen/Parallel.h>
 
 #include "harness/fuzz/fuzz_target.h"
 
@@ -38,7 +42,27 @@ void at_exit() {
 }
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** argv) {
+// libFuzzer's own leak check runs an input a second time whenever mallocs and frees do
+// not pair up in it, which libtorch's caches make common (a sixth of all time went there),
+// and LeakSanitizer is off anyway (libtorch's caches read as leaks): -detect_leaks=0
+// unless the command line says otherwise. libFuzzer reads its flags after this function.
+static void default_no_leak_detection(int* argc, char*** argv) {
+  for (int i = 1; i < *argc; ++i)
+    if (std::strncmp((*argv)[i], "-detect_leaks=", 14) == 0) return;
+  static std::vector<char*> args;
+  static char flag[] = "-detect_leaks=0";
+  args.assign(*argv, *argv + *argc);
+  args.insert(args.begin() + 1, flag);
+  args.push_back(nullptr);
+  *argc += 1;
+  *argv = args.data();
+}
+
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  default_no_leak_detection(argc, argv);
+  // One fuzzer process is one core (fork mode and `kprop nightly` run several): libtorch's
+  // intra-op threads would only spin beside it on cases this small.
+  at::set_num_threads(1);
   try {
     auto options = kprop::fuzz_options_from_environment(KPROP_FUZZ_KERNEL, (*argv)[0],
                                                         KPROP_SOURCE_CORPUS);
