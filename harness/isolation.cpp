@@ -72,7 +72,7 @@ class Worker {
     int to_child[2], from_child[2];
     if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0)
       throw std::runtime_error(fmt::format("isolation: pipe: {}", strerror(errno)));
-    std::vector<std::string> args{s.executable, "__worker"};
+    std::vector<std::string> args{s.executable, "__worker", "--device", s.device};
     for (const auto& lib : s.libraries) args.insert(args.end(), {"--load", lib});
     for (const auto& text : s.refusals) args.insert(args.end(), {"--refusal", text});
     std::vector<char*> argv;

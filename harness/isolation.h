@@ -31,6 +31,7 @@ struct IsolationSettings {
   bool enabled = false;
   std::string executable;              // the kprop executable; empty: this process's own
   std::vector<std::string> libraries;  // what every worker loads first, in this order
+  std::string device = "cpu";          // where the outside implementations run
   std::vector<std::string> refusals;   // the workers' outside_refusals() (harness/property.h)
   double case_timeout_seconds = 20;    // per case, from the request to the answer
   double start_timeout_seconds = 120;  // for a worker to load its libraries

@@ -19,8 +19,10 @@ namespace kprop {
 struct CommonOptions {
   bool json = false;                   // machine-readable output on stdout
   std::vector<std::string> libraries;  // operator libraries to load first
+  std::string device = "cpu";          // where outside implementations run (harness/device.h)
 };
 void add_common_options(CLI::App* cmd, CommonOptions& o);
+// Loads the operator libraries and sets the outside implementations' device.
 void load_libraries(const CommonOptions& o);
 // Option validators: a finite number in lo..hi (NaN and inf refused), and an integer that
 // is not negative (an unsigned option would wrap -1 to 2^64-1).
@@ -48,6 +50,7 @@ void apply_isolation(const CommonOptions& common, const IsolationOptions& o);
 
 // The hidden `kprop __worker`: answers cases for an isolating kprop (harness/isolation.h).
 struct WorkerOptions {
+  std::string device = "cpu";
   std::vector<std::string> libraries;
   std::vector<std::string> refusals;
 };

@@ -11,6 +11,7 @@
 #include "generators/errors.h"
 #include "generators/schema.h"
 #include "harness/cli/commands.h"
+#include "harness/device.h"
 #include "harness/kernel_info.h"
 #include "kernels/common/dispatch.h"
 
@@ -48,9 +49,14 @@ CLI::Validator not_negative() {
 void add_common_options(CLI::App* cmd, CommonOptions& o) {
   cmd->add_flag("--json", o.json, "machine-readable output on stdout");
   cmd->add_option("--load", o.libraries, "shared library registering operators; repeatable");
+  cmd->add_option("--device", o.device,
+                  "where implementations from outside run: cpu (default), cuda, cuda:N; "
+                  "cases are drawn and checked on the CPU")
+      ->envname("KPROP_DEVICE");
 }
 
 void load_libraries(const CommonOptions& o) {
+  set_outside_device(o.device);
   for (const auto& path : o.libraries) {
     try {
       load_operator_library(path);

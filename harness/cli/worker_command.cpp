@@ -27,6 +27,7 @@ void apply_isolation(const CommonOptions& common, const IsolationOptions& o) {
   IsolationSettings s;
   s.enabled = !o.in_process;
   s.libraries = common.libraries;
+  s.device = common.device;
   s.refusals = o.refusals;
   s.case_timeout_seconds = o.case_timeout;
   set_isolation(s);
@@ -36,6 +37,7 @@ void add_worker_command(CLI::App& app, WorkerOptions& o) {
   auto* cmd = app.add_subcommand("__worker", "answers cases for an isolating kprop");
   cmd->group("");  // hidden from --help: only kprop starts it
   cmd->add_option("--load", o.libraries, "operator library; repeatable");
+  cmd->add_option("--device", o.device, "where outside implementations run");
   cmd->add_option("--refusal", o.refusals, "declared refusal text; repeatable")
       ->allow_extra_args(false);
 }
@@ -43,6 +45,7 @@ void add_worker_command(CLI::App& app, WorkerOptions& o) {
 int run_worker(const WorkerOptions& o) {
   CommonOptions common;
   common.libraries = o.libraries;
+  common.device = o.device;
   load_libraries(common);
   declare_outside_refusals(o.refusals);
   return serve_isolated_cases(STDIN_FILENO, STDOUT_FILENO);
