@@ -53,6 +53,17 @@ std::string format_tally(const Tally& t) {
                      t.seconds > 0 ? all / t.seconds : 0.0);
 }
 
+std::string format_call_profile(const CallProfile::Totals& p, double total_seconds) {
+  using Part = CallProfile::Part;
+  const double rest = total_seconds - p.at(Part::implementation) - p.at(Part::transfers) -
+                      p.at(Part::reference);
+  return fmt::format("time: implementation {:.2f} s ({} calls), transfers to its device {:.2f} s, "
+                     "float64 reference {:.2f} s, the rest (drawing, inputs, comparisons, "
+                     "shrinking) {:.2f} s",
+                     p.at(Part::implementation), p.count(Part::implementation),
+                     p.at(Part::transfers), p.at(Part::reference), std::max(rest, 0.0));
+}
+
 // Infinite and NaN numbers are not JSON: write them as strings.
 static nlohmann::json number_json(double v) {
   if (std::isfinite(v)) return v;

@@ -238,6 +238,9 @@ int run_check(const CheckOptions& o) {
   if (stopped)
     fmt::print("interrupted by {}: the search stopped; the summary so far:\n", interrupt_name());
   fmt::print("{}\n", format_tally(r.tally));
+  // In-process calls only: an isolated worker's time is its own.
+  if (const auto profile = CallProfile::totals(); profile.count(CallProfile::Part::implementation) > 0)
+    fmt::print("{}\n", format_call_profile(profile, r.tally.seconds));
   for (const auto& [reason, count] : r.rejections)
     fmt::print("  rejected {} x: {}\n", count, reason);
   for (const auto& [identity, count] : r.sightings)

@@ -20,9 +20,11 @@ struct CommonOptions {
   bool json = false;                   // machine-readable output on stdout
   std::vector<std::string> libraries;  // operator libraries to load first
   std::vector<std::string> imports;    // then Python modules (the Python entry only)
+  std::string device = "cpu";          // where outside implementations run (harness/device.h)
 };
 void add_common_options(CLI::App* cmd, CommonOptions& o);
-// Loads the --load libraries, then imports the --import modules (harness/cli/entry.h).
+// Sets the outside implementations' device, loads the --load libraries, then imports the
+// --import modules (harness/cli/entry.h).
 void load_libraries(const CommonOptions& o);
 // Option validators: a finite number in lo..hi (NaN and inf refused), and an integer that
 // is not negative (an unsigned option would wrap -1 to 2^64-1).
@@ -50,6 +52,7 @@ void apply_isolation(const CommonOptions& common, const IsolationOptions& o);
 
 // The hidden `kprop __worker`: answers cases for an isolating kprop (harness/isolation.h).
 struct WorkerOptions {
+  std::string device = "cpu";
   std::vector<std::string> libraries;
   std::vector<std::string> imports;
   std::vector<std::string> refusals;

@@ -9,6 +9,7 @@
 #include "generators/errors.h"
 #include "generators/schema.h"
 #include "harness/cli/commands.h"
+#include "harness/device.h"
 #include "harness/cli/entry.h"
 #include "harness/kernel_info.h"
 #include "kernels/common/dispatch.h"
@@ -50,9 +51,14 @@ void add_common_options(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--import", o.imports,
                   "Python module registering operators with torch.library (python3 -m kprop "
                   "only); repeatable");
+  cmd->add_option("--device", o.device,
+                  "where implementations from outside run: cpu (default), cuda, cuda:N; "
+                  "cases are drawn and checked on the CPU")
+      ->envname("KPROP_DEVICE");
 }
 
 void load_libraries(const CommonOptions& o) {
+  set_outside_device(o.device);
   for (const auto& path : o.libraries) {
     try {
       load_operator_library(path);

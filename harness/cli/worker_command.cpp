@@ -30,6 +30,7 @@ void apply_isolation(const CommonOptions& common, const IsolationOptions& o) {
   s.command = entry().command;  // the Python entry's worker is the Python entry again
   s.libraries = common.libraries;
   s.imports = common.imports;
+  s.device = common.device;
   s.refusals = o.refusals;
   s.case_timeout_seconds = o.case_timeout;
   set_isolation(s);
@@ -40,6 +41,7 @@ void add_worker_command(CLI::App& app, WorkerOptions& o) {
   cmd->group("");  // hidden from --help: only kprop starts it
   cmd->add_option("--load", o.libraries, "operator library; repeatable");
   cmd->add_option("--import", o.imports, "Python module; repeatable");
+  cmd->add_option("--device", o.device, "where outside implementations run");
   cmd->add_option("--refusal", o.refusals, "declared refusal text; repeatable")
       ->allow_extra_args(false);
 }
@@ -48,6 +50,7 @@ int run_worker(const WorkerOptions& o) {
   CommonOptions common;
   common.libraries = o.libraries;
   common.imports = o.imports;
+  common.device = o.device;
   load_libraries(common);
   declare_outside_refusals(o.refusals);
   return serve_isolated_cases(STDIN_FILENO, STDOUT_FILENO);

@@ -1,5 +1,7 @@
 #include "harness/properties/calls.h"
 
+#include "harness/call_profile.h"
+#include "harness/device.h"
 #include "harness/random_tensor.h"
 #include "kernels/common/host_values.h"
 
@@ -37,21 +39,71 @@ static NamedTensors refusing(F call) {
   }
 }
 
+namespace {
+
+NamedTensors on_device(const NamedTensors& t, const c10::Device& device) {
+  NamedTensors out;
+  for (const auto& [name, x] : t) out.set(name, x.defined() ? x.to(device) : x);
+  return out;
+}
+
+// The problem as the implementation under test receives it: its inputs on the
+// implementation's device (the case and everything derived from it stay as they are).
+Problem on_device(const Problem& p, const c10::Device& device) {
+  return Problem{p.c, on_device(p.inputs, device)};
+}
+
+}  // namespace
+
+// On the CPU the tensors are passed as they are. For a device, the copies there count as
+// transfers; the call and the copies back (which wait for the device) as the implementation.
 NamedTensors Calls::forward(const Problem& p) const {
+  const c10::Device device = device_of(p.c);
   MemcheckLog::clear();
-  auto out = refusing([&] { return kernel_.forward(impl_.op_namespace, p); });
+  NamedTensors out;
+  if (device.is_cpu()) {
+    ProfiledSpan span(CallProfile::Part::implementation);
+    out = refusing([&] { return kernel_.forward(impl_.op_namespace, p); });
+  } else {
+    Problem there;
+    {
+      ProfiledSpan span(CallProfile::Part::transfers);
+      there = on_device(p, device);
+    }
+    ProfiledSpan span(CallProfile::Part::implementation);
+    out = on_device(refusing([&] { return kernel_.forward(impl_.op_namespace, there); }),
+                    c10::Device(c10::kCPU));
+  }
   collect_memory_findings();
   return out;
 }
 
 NamedTensors Calls::backward(const Problem& p, const NamedTensors& cotangents) const {
+  const c10::Device device = device_of(p.c);
   MemcheckLog::clear();
-  auto out = refusing([&] { return kernel_.backward(impl_.op_namespace, p, cotangents); });
+  NamedTensors out;
+  if (device.is_cpu()) {
+    ProfiledSpan span(CallProfile::Part::implementation);
+    out = refusing([&] { return kernel_.backward(impl_.op_namespace, p, cotangents); });
+  } else {
+    Problem there;
+    NamedTensors cot_there;
+    {
+      ProfiledSpan span(CallProfile::Part::transfers);
+      there = on_device(p, device);
+      cot_there = on_device(cotangents, device);
+    }
+    ProfiledSpan span(CallProfile::Part::implementation);
+    out = on_device(
+        refusing([&] { return kernel_.backward(impl_.op_namespace, there, cot_there); }),
+        c10::Device(c10::kCPU));
+  }
   collect_memory_findings();
   return out;
 }
 
 NamedTensors Calls::reference(const Problem& p, const NamedTensors& cotangents) const {
+  ProfiledSpan span(CallProfile::Part::reference);
   const Problem exact = kernel_.in_dtype(p, DType::float64);
   return merged(kernel_.forward(kReferenceNamespace, exact),
                 kernel_.backward(kReferenceNamespace, exact, to_float64(cotangents)));

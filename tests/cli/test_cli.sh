@@ -49,6 +49,15 @@ expect 2 "kprop: unknown property 'nope'; known properties: chunked, cores, grad
   "$kprop" check causal_conv1d --property nope --no-corpus
 expect 2 "kprop: unknown dtype 'float8'" "$kprop" check causal_conv1d --dtype float8 --no-corpus
 expect 2 "--cases: Value -3 not in range .*" "$kprop" check causal_conv1d --cases -3
+expect 2 "kprop: --device 'tpu': expected cpu, cuda or cuda:N" \
+  "$kprop" check causal_conv1d --device tpu --no-corpus
+expect 2 "kprop: --device 'tpu': expected cpu, cuda or cuda:N" \
+  env KPROP_DEVICE=tpu "$kprop" replay "$good"
+# A CPU build cannot reach a GPU: it says so before drawing a case (a CUDA build would run).
+if ! "$kprop" check causal_conv1d --device cuda --cases 1 --no-corpus >/dev/null 2>&1; then
+  expect 2 "kprop: --device cuda: this kprop's libtorch has no CUDA .*" \
+    "$kprop" check causal_conv1d --device cuda --no-corpus
+fi
 
 # check: 0 on a pass, 1 on a failure, which is kept once in the corpus. Corpus files are
 # named <impl>-<property>-<tensor>-<hash of the identity>.json; the property is the one

@@ -1,0 +1,98 @@
+"""kprop adapter: Liger-Kernel's Triton GEGLU, as `liger::geglu` and `liger_ascend::geglu`.
+
+Registration and argument mapping only; the kernels are imported from your own checkout of
+https://github.com/linkedin/Liger-Kernel, named by LIGER_SRC (the folder holding `src/`).
+
+- `liger::geglu`: liger_kernel.ops.geglu, the row-based kernel (one program per row), called
+  as LigerGELUMulFunction calls it: inputs made contiguous first (its @ensure_contiguous),
+  the backward on copies, since it writes da and db over a and b.
+- `liger_ascend::geglu`: liger_kernel/ops/backends/_ascend/ops/geglu.py, the flatten-1D
+  grid-stride rewrite for Ascend NPUs — the port whose bf16 test needed atol = 1e4. It is
+  plain Triton, so it runs on a GPU too; its grid is min(cores, cdiv(total, BLOCK)) with
+  the core count from the NPU, here kprop's `num_cores` hint instead (the mapping).
+
+    LIGER_SRC=~/src/Liger-Kernel PYTHONPATH=examples/upstream:build/python \
+      python3 -m kprop check geglu --import kprop_liger --impl liger::geglu --device cuda
+"""
+import os
+import sys
+
+import torch
+
+_src = os.environ.get("LIGER_SRC")
+if not _src:
+    raise ImportError("kprop_liger: set LIGER_SRC to your Liger-Kernel checkout")
+sys.path.insert(0, os.path.join(_src, "src"))
+
+from liger_kernel.ops import geglu as _rows  # noqa: E402
+
+from kprop_schemas import GEGLU_BWD, GEGLU_FWD  # noqa: E402
+
+
+def _register(namespace, forward, backward):
+    lib = torch.library.Library(namespace, "DEF")
+    lib.define(GEGLU_FWD)
+    lib.define(GEGLU_BWD)
+    lib.impl("geglu_fwd", forward, "CUDA")
+    lib.impl("geglu_bwd", backward, "CUDA")
+    return lib
+
+
+def _rows_forward(a, b, num_cores, buffer_bytes):
+    return _rows.geglu_forward(a.contiguous(), b.contiguous())[2]
+
+
+def _rows_backward(dc, a, b, num_cores, buffer_bytes):
+    # clone(): the kernel stores da and db over its a and b, which are kprop's inputs.
+    return _rows.geglu_backward(a.contiguous().clone(), b.contiguous().clone(), dc.contiguous())
+
+
+_libs = [_register("liger", _rows_forward, _rows_backward)]
+
+def _load_flat():
+    # The file alone: its package's __init__ imports every Ascend operator, and some of
+    # those may not import off an NPU. It takes `tanh` from triton.language.math, where
+    # Triton for Ascend has it; Triton for CUDA keeps it in libdevice, where Liger's own
+    # CUDA kernel takes it from: the same name is provided there first (a shim of the
+    # import, not of the kernel).
+    import importlib.util
+    import triton.language.math as tl_math
+    if not hasattr(tl_math, "tanh"):
+        try:
+            from triton.language.extra.libdevice import tanh
+        except ImportError:
+            from triton.language.extra.cuda.libdevice import tanh
+        tl_math.tanh = tanh
+    path = os.path.join(_src, "src/liger_kernel/ops/backends/_ascend/ops/geglu.py")
+    spec = importlib.util.spec_from_file_location("kprop_liger_ascend_geglu", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+try:
+    _flat = _load_flat()
+except Exception as e:  # an NPU-only import on this machine: say so, keep liger::geglu
+    print(f"kprop_liger: liger_ascend::geglu not registered: {e}", file=sys.stderr)
+    _flat = None
+
+
+def _with_cores(num_cores, call):
+    saved = _flat.get_npu_core_count
+    _flat.get_npu_core_count = lambda default=20: num_cores
+    try:
+        return call()
+    finally:
+        _flat.get_npu_core_count = saved
+
+
+def _flat_forward(a, b, num_cores, buffer_bytes):
+    return _with_cores(num_cores, lambda: _flat.geglu_forward(a, b))
+
+
+def _flat_backward(dc, a, b, num_cores, buffer_bytes):
+    return tuple(_with_cores(num_cores, lambda: _flat.geglu_backward(a, b, dc)))
+
+
+if _flat is not None:
+    _libs.append(_register("liger_ascend", _flat_forward, _flat_backward))

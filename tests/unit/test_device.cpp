@@ -1,0 +1,69 @@
+// Where implementations run (harness/device.h) and where a run's time goes
+// (harness/call_profile.h). The CUDA path itself is exercised on the GPU machine
+// (scripts/gpu.sh); here: the settings, their errors, and that only outside
+// implementations would move.
+#include <ATen/Context.h>
+#include <gtest/gtest.h>
+
+#include "generators/errors.h"
+#include "harness/call_profile.h"
+#include "harness/device.h"
+#include "harness/kernel_info.h"
+#include "harness/property.h"
+
+namespace kprop {
+namespace {
+
+Case conv_case(const std::string& impl) {
+  Case base;
+  base.kernel = "causal_conv1d";
+  base.impl = impl;
+  base.property = "vs_reference";
+  return default_case(find_kernel("causal_conv1d").schema(), base);
+}
+
+TEST(DeviceTest, NamesAreCheckedAndCudaNeedsACudaLibtorch) {
+  EXPECT_NO_THROW(set_outside_device("cpu"));
+  EXPECT_EQ(outside_device_name(), "cpu");
+  EXPECT_THROW(set_outside_device("tpu"), UsageError);
+  EXPECT_THROW(set_outside_device(""), UsageError);
+  if (!at::hasCUDA()) {
+    try {
+      set_outside_device("cuda");
+      FAIL() << "cuda accepted by a libtorch without CUDA";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("no CUDA"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(outside_device_name(), "cpu");  // a refused setting changes nothing
+  }
+}
+
+TEST(DeviceTest, OnlyOutsideImplementationsLeaveTheCpu) {
+  set_outside_device("cpu");
+  EXPECT_TRUE(device_of(conv_case("tiled")).is_cpu());
+  EXPECT_TRUE(device_of(conv_case("mine::causal_conv1d")).is_cpu());
+  if (at::hasCUDA()) {
+    set_outside_device("cuda");
+    EXPECT_TRUE(device_of(conv_case("tiled")).is_cpu());  // kprop's emulations are CPU code
+    EXPECT_TRUE(device_of(conv_case("mine::causal_conv1d")).is_cuda());
+    set_outside_device("cpu");
+  }
+}
+
+TEST(CallProfileTest, AnEvaluationCountsItsCallsAndItsReference) {
+  CallProfile::reset();
+  const Verdict v = evaluate(conv_case("tiled"));
+  ASSERT_EQ(v.status, Verdict::Status::pass) << v.message;
+  const auto t = CallProfile::totals();
+  // vs_reference: one forward and one backward of the implementation, one reference pass
+  // for the comparison (the error bounds run the reference on their own).
+  EXPECT_EQ(t.count(CallProfile::Part::implementation), 2);
+  EXPECT_GE(t.count(CallProfile::Part::reference), 1);
+  EXPECT_EQ(t.count(CallProfile::Part::transfers), 0);  // nothing left the CPU
+  EXPECT_GT(t.at(CallProfile::Part::implementation), 0.0);
+  CallProfile::reset();
+  EXPECT_EQ(CallProfile::totals().count(CallProfile::Part::implementation), 0);
+}
+
+}  // namespace
+}  // namespace kprop
