@@ -2,6 +2,7 @@
 // the framework's policy vs float64, per tensor, with derived bounds and verdicts
 // (harness/reports/precision_report.h).
 #include <ATen/Context.h>
+#include <c10/util/Exception.h>
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -75,7 +76,15 @@ int run_precision_report(const ReportOptions& o) {
   const std::vector<double> rtols = o.rtols.empty() ? std::vector<double>{1e-2, 1e-1} : o.rtols;
   if (o.threads > 0) at::set_num_threads(o.threads);
 
-  const PrecisionReport report = precision_report(model, setup, rtols, o.threads);
+  PrecisionReport report;
+  try {
+    report = precision_report(model, setup, rtols, o.threads);
+  } catch (const c10::Error& e) {
+    // An implementation (or an op of the chain) that raises: no report, a failure.
+    fmt::print(stderr, "kprop: the {} chain through {} raised: {}\n", model.name(),
+               setup.impl.name, e.what_without_backtrace());
+    return 1;
+  }
   const std::string markdown = precision_markdown(report);
   const std::string json = precision_json(report).dump(2) + "\n";
   write_report_files(o, markdown, json);

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <functional>
 
+#include "generators/errors.h"
 #include "harness/precision_model.h"
 #include "harness/random_tensor.h"
 #include "harness/tolerance.h"
@@ -148,30 +149,46 @@ double lap(std::chrono::steady_clock::time_point& start) {
   return s;
 }
 
-// cuBLAS may reduce bf16 matmuls in reduced precision (split-K partial sums in bf16),
-// which no fp32-accumulation bound covers; PyTorch 2.x lets it be switched off.
+// cuBLAS may reduce bf16 and fp16 matmuls in reduced precision (split-K partial sums in
+// the low dtype), which no fp32-accumulation bound covers: switched off while the model
+// runs (bf16's switch exists from PyTorch 2.0 on).
 class FullPrecisionReductions {
  public:
-  explicit FullPrecisionReductions(const at::Device& device) {
+  explicit FullPrecisionReductions(const at::Device& device) : cuda_(device.is_cuda()) {
+    if (!cuda_) return;
+    auto& context = at::globalContext();
+    fp16_ = context.allowFP16ReductionCuBLAS();
+    context.setAllowFP16ReductionCuBLAS(false);
 #if TORCH_VERSION_MAJOR >= 2
-    if (device.is_cuda()) {
-      previous_ = at::globalContext().allowBF16ReductionCuBLAS();
-      at::globalContext().setAllowBF16ReductionCuBLAS(false);
-      restore_ = true;
-    }
-#else
-    (void)device;
+    bf16_ = context.allowBF16ReductionCuBLAS();
+    context.setAllowBF16ReductionCuBLAS(false);
 #endif
   }
   ~FullPrecisionReductions() {
+    if (!cuda_) return;
+    at::globalContext().setAllowFP16ReductionCuBLAS(fp16_);
 #if TORCH_VERSION_MAJOR >= 2
-    if (restore_) at::globalContext().setAllowBF16ReductionCuBLAS(previous_);
+    at::globalContext().setAllowBF16ReductionCuBLAS(bf16_);
 #endif
   }
 
  private:
-  bool previous_ = true, restore_ = false;
+  bool cuda_;
+  bool fp16_ = true;
+  [[maybe_unused]] bool bf16_ = true;
 };
+
+// libtorch 1.13 has no float16 matmul on the CPU: say so before drawing anything.
+void refuse_missing_matmul(at::ScalarType low, const at::Device& device) {
+  const auto one = at::ones({1, 1}, at::TensorOptions().dtype(low).device(device));
+  try {
+    at::mm(one, one);
+  } catch (const c10::Error&) {
+    throw UsageError(fmt::format("{} matmuls are not implemented on this libtorch's {}{}",
+                                 c10::toString(low), device.str(),
+                                 device.is_cuda() ? "" : "; try --device cuda"));
+  }
+}
 
 class GegluMlp final : public PrecisionModel {
  public:
@@ -210,8 +227,9 @@ class GegluMlp final : public PrecisionModel {
     refuse_too_many_elements("x (batch*seq*hidden)", s.tokens() * s.hidden);
     refuse_too_many_elements("c (batch*seq*intermediate)", s.tokens() * s.intermediate);
     refuse_too_many_elements("w_gate (intermediate*hidden)", s.intermediate * s.hidden);
-    const FullPrecisionReductions full_precision(setup.device);
     const at::ScalarType low = scalar_type(setup.dtype);
+    refuse_missing_matmul(low, setup.device);
+    const FullPrecisionReductions full_precision(setup.device);
 
     ModelRun run;
     auto clock = std::chrono::steady_clock::now();
