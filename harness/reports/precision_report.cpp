@@ -175,11 +175,12 @@ std::string verdict_reason(const TensorPrecision& t, DType low,
     case PrecisionVerdict::rounding:
       return fmt::format(
           "differs from the framework by {} ulp at |value| {} (diff {}; {} of {} elements "
-          "differ, by at most {} ulp); both are within the derived bound of float64 "
-          "(error/bound {} and {}) and the implementation is no more than {}x as far from "
-          "float64 as the framework: rounding, not a bug.",
+          "differ, by at most {} ulp at |value| {}); both are within the derived bound of "
+          "float64 (error/bound {} and {}) and the implementation is no more than {}x as far "
+          "from float64 as the framework: rounding, not a bug.",
           ulps_text(f.ulps), magnitude_text(f.magnitude), number(f.max_abs), f.differing,
-          f.elements, ulps_text(f.max_ulps), number(impl), number(fw), kFartherThanFramework);
+          f.elements, ulps_text(f.max_ulps), number(f.max_ulps_magnitude), number(impl),
+          number(fw), kFartherThanFramework);
   }
   return "";
 }
@@ -384,20 +385,26 @@ std::string growth_text(const std::map<std::string, double>& growth) {
 std::string extrapolation(const PrecisionReport& r) {
   const at::ScalarType low = scalar_type(r.dtype);
   std::string md = fmt::format(
-      "### Extrapolated to the default shape\n\nValues grow as their standard deviations "
-      "do (the largest of more elements is a little larger still), and a difference of k "
-      "ulp at the largest values stays k ulp, so max |diff| scales with the ulp there:\n\n"
-      "| tensor | grows as | max \\|value\\| here | × | expected at the default shape | "
-      "{} ulp there | max \\|diff\\| here (ulps) | expected max \\|diff\\| there |\n"
-      "|---|---|---:|---:|---:|---:|---:|---:|\n",
+      "### Extrapolated to the default shape\n\nEvery value of a tensor grows as its "
+      "standard deviation does, and so do its rounding errors and the differences between "
+      "the chains (their share of the value stays; the largest of more elements is a "
+      "little larger still):\n\n"
+      "| tensor | grows as | × | max \\|value\\| here → there | {} ulp there | max "
+      "\\|diff\\| here → there |",
       to_string(r.dtype));
+  if (!r.rtols.empty()) md += fmt::format(" atol@rtol={} here → there |", rtol_text(r.rtols.front()));
+  md += "\n|---|---|---:|---:|---:|---:|";
+  if (!r.rtols.empty()) md += "---:|";
+  md += "\n";
   for (const auto& t : r.tensors) {
     const double factor = r.growth_to_default(t), there = t.max_exact * factor;
     const auto& f = t.vs_framework;
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} ({}) | {} |\n", t.name,
-                      growth_text(t.growth), magnitude_text(t.max_exact), number(factor),
-                      magnitude_text(there), number(ulp_at(there, low)), number(f.max_abs),
-                      ulps_text(f.ulps), f.differing ? number(f.ulps * ulp_at(there, low)) : "0");
+    md += fmt::format("| {} | {} | {} | {} → {} | {} | {} → {} |", t.name, growth_text(t.growth),
+                      number(factor), magnitude_text(t.max_exact), magnitude_text(there),
+                      number(ulp_at(there, low)), number(f.max_abs), number(f.max_abs * factor));
+    if (!f.atol.empty())
+      md += fmt::format(" {} → {} |", number(f.atol.front()), number(f.atol.front() * factor));
+    md += "\n";
   }
   return md;
 }

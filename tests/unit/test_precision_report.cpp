@@ -114,6 +114,7 @@ TensorPrecision judged(int64_t differing, double impl, double framework) {
   t.vs_framework.magnitude = 3.1e5;
   t.vs_framework.ulps = differing ? 1 : 0;
   t.vs_framework.max_ulps = differing ? 3 : 0;
+  t.vs_framework.max_ulps_magnitude = differing ? 1000 : 0;
   t.impl_vs_exact.error_over_bound = impl;
   t.impl_vs_exact.worst_index = {4, 2};
   t.framework_vs_exact.error_over_bound = framework;
@@ -135,9 +136,9 @@ TEST(Judge, ChoosesTheVerdictAndSaysWhy) {
   EXPECT_EQ(judge(t), PrecisionVerdict::rounding);
   EXPECT_EQ(reason_of(t),
             "differs from the framework by 1 ulp at |value| 3.1e+05 (2^18) (diff 2.05e+03; 7 of "
-            "100 elements differ, by at most 3 ulp); both are within the derived bound of "
-            "float64 (error/bound 0.05 and 0.04) and the implementation is no more than 2x as "
-            "far from float64 as the framework: rounding, not a bug.");
+            "100 elements differ, by at most 3 ulp at |value| 1e+03); both are within the "
+            "derived bound of float64 (error/bound 0.05 and 0.04) and the implementation is no "
+            "more than 2x as far from float64 as the framework: rounding, not a bug.");
 
   t = judged(7, 1.5, 0.04);
   EXPECT_EQ(judge(t), PrecisionVerdict::outside_bound);
