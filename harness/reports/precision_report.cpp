@@ -172,15 +172,21 @@ std::string verdict_reason(const TensorPrecision& t, DType low,
           "policy — run `{}` for the minimal case.",
           number(impl), fw > 0 ? impl / fw : kInf, dtype, number(fw), kFartherThanFramework,
           check_command);
-    case PrecisionVerdict::rounding:
+    case PrecisionVerdict::rounding: {
+      // Ulps say how a kernel rounds; near the zeros of a sum (a matmul's output) they say
+      // only that it cancelled, so they are named for the kernel's own outputs.
+      const std::string most =
+          t.kernel_output ? fmt::format(", by at most {} ulp at |value| {}",
+                                        ulps_text(f.max_ulps), number(f.max_ulps_magnitude))
+                          : "";
       return fmt::format(
           "differs from the framework by {} ulp at |value| {} (diff {}; {} of {} elements "
-          "differ, by at most {} ulp at |value| {}); both are within the derived bound of "
-          "float64 (error/bound {} and {}) and the implementation is no more than {}x as far "
-          "from float64 as the framework: rounding, not a bug.",
+          "differ{}); both are within the derived bound of float64 (error/bound {} and {}) "
+          "and the implementation is no more than {}x as far from float64 as the "
+          "framework: rounding, not a bug.",
           ulps_text(f.ulps), magnitude_text(f.magnitude), number(f.max_abs), f.differing,
-          f.elements, ulps_text(f.max_ulps), number(f.max_ulps_magnitude), number(impl),
-          number(fw), kFartherThanFramework);
+          f.elements, most, number(impl), number(fw), kFartherThanFramework);
+    }
   }
   return "";
 }
@@ -303,7 +309,7 @@ std::string table(const PrecisionReport& r) {
   std::string md = "| tensor | comparison | max \\|diff\\| | \\|value\\| there | ulps there "
                    "| elements differing | max ulps |";
   for (double rtol : r.rtols) md += fmt::format(" atol@rtol={} |", rtol_text(rtol));
-  md += " bound there (γ_K / typical) | max err/bound (γ_K / typical) |\n|---|---|---:|---:|---:|---:|---:|";
+  md += " bound there (γ_K / λ√K·u) | max err/bound (γ_K / λ√K·u) |\n|---|---|---:|---:|---:|---:|---:|";
   for (size_t i = 0; i < r.rtols.size(); ++i) md += "---:|";
   md += "---:|---:|\n";
   for (const auto& t : r.tensors) {
@@ -434,13 +440,15 @@ std::string precision_markdown(const PrecisionReport& r) {
   if (!default_shape(r)) md += extrapolation(r) + "\n";
   md += fmt::format(
       "How to read this: *ulps* count {} ulps at the smaller of the two magnitudes (two "
-      "neighbouring values are 1 ulp apart); *atol@rtol=r* is the smallest atol for which "
+      "neighbouring values are 1 ulp apart; near the zeros of a matmul's output, where "
+      "its terms cancel, a small absolute difference is many ulps, which is what an atol "
+      "pays for); *atol@rtol=r* is the smallest atol for which "
       "`|actual - expected| <= atol + r |expected|` holds for every element, as "
       "`torch.testing.assert_close` checks it; *bound there* is the derived bound at the "
       "element of max |diff| (for impl vs framework: the sum of both chains' bounds); "
-      "*err/bound* is the largest |diff| / bound over the tensor: γ_K (worst case) must "
-      "stay <= 1, the typical one is usually of order 1 (a few over millions of "
-      "elements). {}\n\n",
+      "*err/bound* is the largest |diff| / bound over the tensor: γ_K (the worst case) "
+      "must stay <= 1; λ√K·u (the typical size, λ = 1) is usually of order 1, a few over "
+      "millions of elements. {}\n\n",
       to_string(r.dtype), r.bound_model);
   md += seconds_text(r);
   return md;
