@@ -150,33 +150,16 @@ double lap(std::chrono::steady_clock::time_point& start) {
 }
 
 // cuBLAS may reduce bf16 and fp16 matmuls in reduced precision (split-K partial sums in
-// the low dtype), which no fp32-accumulation bound covers: switched off while the model
-// runs (bf16's switch exists from PyTorch 2.0 on).
-class FullPrecisionReductions {
- public:
-  explicit FullPrecisionReductions(const at::Device& device) : cuda_(device.is_cuda()) {
-    if (!cuda_) return;
-    auto& context = at::globalContext();
-    fp16_ = context.allowFP16ReductionCuBLAS();
-    context.setAllowFP16ReductionCuBLAS(false);
+// the low dtype), which no fp32-accumulation bound covers: switched off for the rest of the
+// process (a report is one run). bf16's switch exists from PyTorch 2.0 on; its getter's
+// type changed later, so the previous setting is not read back.
+void full_precision_reductions(const at::Device& device) {
+  if (!device.is_cuda()) return;
+  at::globalContext().setAllowFP16ReductionCuBLAS(false);
 #if TORCH_VERSION_MAJOR >= 2
-    bf16_ = context.allowBF16ReductionCuBLAS();
-    context.setAllowBF16ReductionCuBLAS(false);
+  at::globalContext().setAllowBF16ReductionCuBLAS(false);
 #endif
-  }
-  ~FullPrecisionReductions() {
-    if (!cuda_) return;
-    at::globalContext().setAllowFP16ReductionCuBLAS(fp16_);
-#if TORCH_VERSION_MAJOR >= 2
-    at::globalContext().setAllowBF16ReductionCuBLAS(bf16_);
-#endif
-  }
-
- private:
-  bool cuda_;
-  bool fp16_ = true;
-  [[maybe_unused]] bool bf16_ = true;
-};
+}
 
 // libtorch 1.13 has no float16 matmul on the CPU: say so before drawing anything.
 void refuse_missing_matmul(at::ScalarType low, const at::Device& device) {
@@ -229,7 +212,7 @@ class GegluMlp final : public PrecisionModel {
     refuse_too_many_elements("w_gate (intermediate*hidden)", s.intermediate * s.hidden);
     const at::ScalarType low = scalar_type(setup.dtype);
     refuse_missing_matmul(low, setup.device);
-    const FullPrecisionReductions full_precision(setup.device);
+    full_precision_reductions(setup.device);
 
     ModelRun run;
     auto clock = std::chrono::steady_clock::now();
