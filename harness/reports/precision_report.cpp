@@ -418,8 +418,8 @@ std::string extrapolation(const PrecisionReport& r) {
 std::string seconds_text(const PrecisionReport& r) {
   std::vector<std::string> parts;
   for (const auto& [phase, s] : r.seconds) parts.push_back(fmt::format("{} {:.1f} s", phase, s));
-  return fmt::format("Time: {:.1f} s on {} ({} threads): {}.\n", r.total_seconds, r.device,
-                     r.threads, fmt::join(parts, ", "));
+  return fmt::format("Time: {:.1f} s on {} ({}): {}.\n", r.total_seconds, r.device,
+                     count_of(r.threads, "thread"), fmt::join(parts, ", "));
 }
 
 }  // namespace
