@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 
@@ -212,6 +213,12 @@ Case default_case(const Schema& schema, const Case& base) {
     c.params[spec.name] = spec.default_value.value_or(spec.simplest);
   fit(schema, c);
   return c;
+}
+
+int64_t max_elements() {
+  if (const char* env = std::getenv("KPROP_MAX_ELEMENTS"))
+    if (const auto v = parse_integer(env); v && *v > 0) return *v;
+  return int64_t{1} << 24;
 }
 
 void refuse_too_large(const Schema& schema, const Case& c, const std::string& where) {

@@ -175,6 +175,10 @@ Case default_case(const Schema& schema, const Case& base);
 // "lengths=1,7 W=4 ..." then dtype, seed and distribution: one line for tables.
 std::string summary(const Schema& schema, const Case& c);
 
+// Most elements one tensor of a case may hold: 2^24, or the environment's
+// KPROP_MAX_ELEMENTS. What a schema's size_check compares with.
+int64_t max_elements();
+
 // Throws CaseError "<where>.<problem>" when the case's tensors would be too large to
 // materialize (the schema's size_check): what reading a file, replay and every evaluation
 // call before anything is allocated.

@@ -56,6 +56,14 @@ struct KnownDefect {
   std::function<bool(const Case& minimal)> shape;
 };
 
+// A case that must give bit-identical results to another: the same inputs on other
+// hardware or in another memory layout. `varies` names what differs, in words that hold no
+// number of the case (it is part of a symptom): "num_cores", "layout".
+struct EquivalentCase {
+  std::string varies;
+  Case c;
+};
+
 class KernelInfo {
  public:
   virtual ~KernelInfo() = default;
@@ -103,6 +111,26 @@ class KernelInfo {
   // The same case on other hardware (another core count): results must not change.
   // std::nullopt for a kernel without tiling hints.
   virtual std::optional<Case> retiled(const Case&) const { return std::nullopt; }
+
+  // The built-in implementation whose rounding points are the framework's numerics policy
+  // (e.g. "torch_policy"): `policy` holds every implementation to it bit for bit.
+  // std::nullopt: the kernel declares none, and `policy` skips it.
+  virtual std::optional<std::string> policy_implementation() const { return std::nullopt; }
+
+  // Where tensor `tensor` of an implementation (`actual`) rounds differently from the
+  // policy implementation (`policy`) on problem p: the name of the rounding point that
+  // explains every element that differs ("product from the fp32 gelu"), or "" when the
+  // kernel knows none. Names hold no number of the case: they are part of the symptom.
+  virtual std::string rounding_point(const Problem& /*p*/, const NamedTensors& /*cotangents*/,
+                                     const std::string& /*tensor*/, const at::Tensor& /*actual*/,
+                                     const at::Tensor& /*policy*/) const {
+    return "";
+  }
+
+  // Cases on which an implementation must give exactly the results it gives on `c` (an
+  // element-wise kernel owes bit-exactness across tilings and layouts): `invariance`
+  // compares them bit for bit. Empty: the kernel declares none, and `invariance` skips it.
+  virtual std::vector<EquivalentCase> equivalent_cases(const Case&) const { return {}; }
 
   // Packed sequences and state handed on; nullptr for kernels without them.
   virtual const SequenceFamily* sequences() const { return nullptr; }

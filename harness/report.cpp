@@ -26,6 +26,12 @@ std::string format_case(const Case& c) {
   return s;
 }
 
+// An exactness check's row: how far, and the rounding point the kernel names.
+static std::string deviation_note(const TensorError& t) {
+  return fmt::format("  <-- {} ({} ulp{}{})", t.deviation, t.max_ulps, t.max_ulps == 1 ? "" : "s",
+                     t.rounding_point.empty() ? "" : ": " + t.rounding_point);
+}
+
 std::string format_error_table(const Verdict& v) {
   std::string s = fmt::format("  {:<28} {:<24} {:>9} {:>9} {:>10} {:>9}  {:<16} {:>11} {:>11}\n",
                               "tensor", "region", "max abs", "max rel", "err/bound",
@@ -35,7 +41,7 @@ std::string format_error_table(const Verdict& v) {
                      t.label(), t.region, number(t.max_abs), number(t.max_rel),
                      number(t.error_over_bound), fmt::format("{}/{}", t.mismatches, t.elements),
                      fmt::format("{}", t.index), number(t.actual), number(t.expected),
-                     t.passed() ? "" : "  <-- FAIL");
+                     t.passed() ? "" : t.exact() ? deviation_note(t) : "  <-- FAIL");
   for (const auto& m : v.memory) s += "  memcheck: " + describe(m) + "\n";
   return s;
 }
@@ -63,6 +69,9 @@ nlohmann::json verdict_to_json(const Verdict& v) {
                        {"mismatches", t.mismatches},
                        {"elements", t.elements},
                        {"located", t.located},
+                       {"deviation", t.deviation},
+                       {"max_ulps", t.max_ulps},
+                       {"rounding_point", t.rounding_point},
                        {"passed", t.passed()}});
   nlohmann::json memory = nlohmann::json::array();
   for (const auto& m : v.memory)
@@ -120,6 +129,9 @@ Verdict verdict_from_json(const nlohmann::json& j) {
       e.mismatches = t.at("mismatches").get<int64_t>();
       e.elements = t.at("elements").get<int64_t>();
       e.located = t.value("located", true);
+      e.deviation = t.value("deviation", std::string());
+      e.max_ulps = t.value("max_ulps", int64_t{0});
+      e.rounding_point = t.value("rounding_point", std::string());
       v.tensors.push_back(std::move(e));
     }
     for (const auto& m : j.at("memory")) {

@@ -27,6 +27,14 @@ double probabilistic_bound(int64_t k, double u);
 // Smallest positive normal number of a dtype: errors below it are flushed-subnormal noise.
 double smallest_normal(at::ScalarType dtype);
 
+// Largest finite number of a dtype (65504 for float16): past it a value rounds to infinity.
+double largest_finite(at::ScalarType dtype);
+
+// Distance between x and y in units in the last place of `dtype`: how many values of the
+// dtype lie between them, counted across zero (+0 and -0 are one apart). x and y must be
+// values of the dtype; a NaN against anything else is infinitely far (INT64_MAX).
+int64_t ulps_between(double x, double y, at::ScalarType dtype);
+
 // Element-wise bound for a value computed as a K-term sum in `accumulate` precision and
 // stored to `output` dtype: gamma_K(u_acc) * magnitude + u_out * |value|, plus u_out *
 // magnitude for each partial sum rounded to `output` on the way, plus the output dtype's

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "harness/tolerance.h"
 #include "kernels/common/host_values.h"
 
 namespace kprop {
@@ -61,23 +62,38 @@ std::string Fault::describe() const {
   return "";
 }
 
+namespace {
+
+// What a failing row says failed: the tensor, or for an exactness check the tensor and
+// what it deviates from ("c deviates from policy"); and where: the region of its worst
+// element, or the rounding point an exactness check names.
+std::string subject(const TensorError& t) {
+  return t.exact() ? t.tensor + " " + t.deviation : t.tensor;
+}
+std::string where(const TensorError& t) {
+  return t.exact() && !t.rounding_point.empty() ? t.rounding_point : t.region;
+}
+
+}  // namespace
+
 std::vector<std::string> Verdict::symptoms() const {
   std::vector<std::string> out;
   std::vector<std::string> names;
   for (const auto& t : tensors) {
-    if (t.passed() || std::find(names.begin(), names.end(), t.tensor) != names.end()) continue;
-    names.push_back(t.tensor);
+    const std::string name = subject(t);
+    if (t.passed() || std::find(names.begin(), names.end(), name) != names.end()) continue;
+    names.push_back(name);
     // The region of the first comparison of this tensor that located its error; "?"
     // when no comparison could locate it (a directional derivative only).
     std::string region;
     bool located = false;
     for (const auto& u : tensors)
-      if (u.tensor == t.tensor && !u.passed()) {
+      if (subject(u) == name && !u.passed()) {
         located |= u.located;
-        if (region.empty()) region = u.region;
+        if (region.empty()) region = where(u);
       }
     if (!located && region.empty()) region = "?";
-    out.push_back(region.empty() ? t.tensor : fmt::format("{} [{}]", t.tensor, region));
+    out.push_back(region.empty() ? name : fmt::format("{} [{}]", name, region));
   }
   // Memory findings by kind only: which tensor an unmasked load reads (dy, or y under
   // silu) is a detail that shrinking should be free to change.
@@ -141,6 +157,15 @@ static std::vector<int64_t> unravel(int64_t flat, at::IntArrayRef sizes) {
   return index;
 }
 
+// Where the worst element `worst` (-1: none) lies and what it holds.
+static void note_worst(TensorError& r, int64_t worst, const at::Tensor& actual64,
+                       const at::Tensor& expected64) {
+  if (worst < 0) return;
+  r.index = unravel(worst, expected64.sizes());
+  r.actual = actual64.data_ptr<double>()[worst];
+  r.expected = expected64.data_ptr<double>()[worst];
+}
+
 static TensorError compare_tensor(const std::string& name, const at::Tensor& actual,
                                   const at::Tensor& expected, const at::Tensor& bound) {
   TensorError r;
@@ -161,8 +186,11 @@ static TensorError compare_tensor(const std::string& name, const at::Tensor& act
     const double diff = same ? 0.0 : std::isfinite(pa[i] - pe[i])
                                          ? std::abs(pa[i] - pe[i])
                                          : std::numeric_limits<double>::infinity();
-    const double ratio = diff == 0 ? 0 : pb[i] > 0 ? diff / pb[i]
-                                                   : std::numeric_limits<double>::infinity();
+    // An infinite bound admits anything: the exact value has no finite answer in the
+    // dtype (it overflows), so neither infinity nor NaN is wrong there.
+    const double ratio = diff == 0 || std::isinf(pb[i])
+                             ? 0
+                             : pb[i] > 0 ? diff / pb[i] : std::numeric_limits<double>::infinity();
     r.max_abs = std::max(r.max_abs, diff);
     if (pe[i] != 0) r.max_rel = std::max(r.max_rel, diff / std::abs(pe[i]));
     if (ratio > 1) ++r.mismatches;
@@ -171,21 +199,21 @@ static TensorError compare_tensor(const std::string& name, const at::Tensor& act
       worst = i;
     }
   }
-  if (worst >= 0) {
-    r.index = unravel(worst, e.sizes());
-    r.actual = pa[worst];
-    r.expected = pe[worst];
-  }
+  note_worst(r, worst, a, e);
   return r;
 }
 
-std::vector<TensorError> compare(const KernelInfo& kernel, const Problem& p,
-                                 const NamedTensors& actual, const NamedTensors& expected,
-                                 const NamedTensors& bounds, const std::string& check) {
+// One row per tensor of `expected` that is defined, from compare_one(name, actual,
+// expected); a failing row is named after the region of its worst element.
+template <typename CompareOne>
+static std::vector<TensorError> compare_each(const KernelInfo& kernel, const Problem& p,
+                                             const NamedTensors& actual,
+                                             const NamedTensors& expected,
+                                             const std::string& check, CompareOne compare_one) {
   std::vector<TensorError> rows;
   for (const auto& [name, e] : expected) {
     if (!e.defined()) continue;
-    TensorError r = compare_tensor(name, actual.get(name), e, bounds.get(name));
+    TensorError r = compare_one(name, actual.get(name), e);
     if (!r.passed() && !r.index.empty()) {
       int64_t flat = 0;
       for (size_t i = 0; i < r.index.size(); ++i) flat = flat * e.size(i) + r.index[i];
@@ -197,17 +225,86 @@ std::vector<TensorError> compare(const KernelInfo& kernel, const Problem& p,
   return rows;
 }
 
+std::vector<TensorError> compare(const KernelInfo& kernel, const Problem& p,
+                                 const NamedTensors& actual, const NamedTensors& expected,
+                                 const NamedTensors& bounds, const std::string& check) {
+  return compare_each(kernel, p, actual, expected, check,
+                      [&](const std::string& name, const at::Tensor& a, const at::Tensor& e) {
+                        return compare_tensor(name, a, e, bounds.get(name));
+                      });
+}
+
+static TensorError compare_bits(const std::string& name, const at::Tensor& actual,
+                                const at::Tensor& expected) {
+  TensorError r;
+  r.tensor = name;
+  r.elements = expected.numel();
+  if (!actual.defined() || actual.sizes() != expected.sizes() ||
+      actual.scalar_type() != expected.scalar_type()) {
+    r.mismatches = r.elements;
+    r.max_ulps = std::numeric_limits<int64_t>::max();
+    r.max_abs = r.max_rel = std::numeric_limits<double>::infinity();
+    r.region = !actual.defined() ? "missing" : actual.sizes() != expected.sizes() ? "shape differs"
+                                                                                   : "dtype differs";
+    return r;
+  }
+  const auto dtype = expected.scalar_type();
+  auto a = float64_of(actual), e = float64_of(expected);
+  const double *pa = a.data_ptr<double>(), *pe = e.data_ptr<double>();
+  int64_t worst = -1;
+  for (int64_t i = 0; i < r.elements; ++i) {
+    const int64_t ulps = ulps_between(pa[i], pe[i], dtype);
+    if (ulps == 0) continue;
+    ++r.mismatches;
+    const double diff = std::isfinite(pa[i] - pe[i]) ? std::abs(pa[i] - pe[i])
+                                                     : std::numeric_limits<double>::infinity();
+    r.max_abs = std::max(r.max_abs, diff);
+    if (pe[i] != 0) r.max_rel = std::max(r.max_rel, diff / std::abs(pe[i]));
+    if (ulps > r.max_ulps) {
+      r.max_ulps = ulps;
+      worst = i;
+    }
+  }
+  note_worst(r, worst, a, e);
+  return r;
+}
+
+std::vector<TensorError> compare_exact(const KernelInfo& kernel, const Problem& p,
+                                       const NamedTensors& actual, const NamedTensors& expected,
+                                       const std::string& deviation, const std::string& check) {
+  auto rows = compare_each(kernel, p, actual, expected, check, compare_bits);
+  for (auto& r : rows) r.deviation = deviation;
+  return rows;
+}
+
+// "c deviates from policy by up to 1 ulp in 3 of 64 elements (within the derived bound:
+// 0.41 of it; product from the fp32 gelu)".
+static std::string describe_deviation(const TensorError& t) {
+  std::string what = fmt::format("{} {} by up to {} ulp{} in {} of {} elements", t.tensor,
+                                 t.deviation, t.max_ulps, t.max_ulps == 1 ? "" : "s",
+                                 t.mismatches, t.elements);
+  std::vector<std::string> notes;
+  if (t.error_over_bound > 0 && t.error_over_bound <= 1)
+    notes.push_back(fmt::format("within the derived bound: {:.2g} of it", t.error_over_bound));
+  if (!t.rounding_point.empty()) notes.push_back(t.rounding_point);
+  if (!notes.empty()) what += fmt::format(" ({})", fmt::join(notes, "; "));
+  return what;
+}
+
 void conclude(Verdict& v) {
   if (v.status == Verdict::Status::rejected || v.status == Verdict::Status::skipped) return;
-  std::vector<std::string> bad;
+  std::vector<std::string> bad, deviations;
   for (const auto& t : v.tensors)
-    if (!t.passed()) bad.push_back(t.label());
-  v.status = bad.empty() && v.memory.empty() && !v.fault ? Verdict::Status::pass
-                                                         : Verdict::Status::fail;
+    if (!t.passed()) (t.exact() ? deviations.push_back(describe_deviation(t))
+                                : bad.push_back(t.label()));
+  v.status = bad.empty() && deviations.empty() && v.memory.empty() && !v.fault
+                 ? Verdict::Status::pass
+                 : Verdict::Status::fail;
+  if (!bad.empty()) deviations.insert(deviations.begin(), fmt::format("{} out of bounds", fmt::join(bad, ", ")));
   if (v.fault)
     v.message = v.fault.describe();
-  else if (!bad.empty())
-    v.message = fmt::format("{} out of bounds", fmt::join(bad, ", "));
+  else if (!deviations.empty())
+    v.message = fmt::format("{}", fmt::join(deviations, "; "));
   else if (!v.memory.empty())
     v.message = fmt::format("memory checker: {}", describe(v.memory[0]));
 }

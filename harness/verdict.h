@@ -27,6 +27,15 @@ struct TensorError {
   int64_t mismatches = 0;       // elements over their bound
   int64_t elements = 0;
   bool located = true;          // false: a check that cannot say where (a direction)
+  // Exactness checks (compare_exact: the policy implementation, an equivalent case): any
+  // difference is a mismatch, and `deviation` says what from, in words free of the case's
+  // numbers, as the symptom says it ("deviates from policy", "varies with layout"). For
+  // such a row, error_over_bound is the tensor's distance from the float64 reference as a
+  // multiple of its bound where the check measured it (<= 1: within the bound), else 0.
+  std::string deviation;        // empty: a bound check
+  int64_t max_ulps = 0;         // largest distance in ulps of the tensor's dtype
+  std::string rounding_point;   // the rounding point the kernel names for the deviation
+  bool exact() const { return !deviation.empty(); }
   bool passed() const { return mismatches == 0; }
   std::string label() const { return check.empty() ? tensor : tensor + " (" + check + ")"; }
 };
@@ -63,7 +72,9 @@ struct Verdict {
 
   bool failed() const { return status == Status::fail; }
   // What failed, one entry per failing tensor ("dw [taps that read h0]": the region of
-  // its worst element), per kind of memory finding ("out-of-bounds load") and the fault
+  // its worst element; "c deviates from policy [product from the fp32 gelu]": an
+  // exactness check, with the rounding point the kernel names or else the region), per
+  // kind of memory finding ("out-of-bounds load") and the fault
   // ("crash (SIGSEGV)"), in comparison order. A defect's identity is built from one of them (harness/identity.h).
   std::vector<std::string> symptoms() const;
   bool shows(const std::string& symptom) const;  // a failure with this symptom
@@ -86,6 +97,12 @@ std::string to_string(Verdict::Status status);
 std::vector<TensorError> compare(const KernelInfo& kernel, const Problem& p,
                                  const NamedTensors& actual, const NamedTensors& expected,
                                  const NamedTensors& bounds, const std::string& check = "");
+
+// Compares every tensor of `expected` with the same name in `actual` bit for bit: rows
+// with `deviation` set, the worst element the one farthest in ulps.
+std::vector<TensorError> compare_exact(const KernelInfo& kernel, const Problem& p,
+                                       const NamedTensors& actual, const NamedTensors& expected,
+                                       const std::string& deviation, const std::string& check);
 
 // Fills status, message from the tensors, memory findings and fault.
 void conclude(Verdict& v);

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 #include <set>
 #include <string>
@@ -69,14 +68,6 @@ std::vector<int64_t> toward_quantum(int64_t x, int64_t quantum) {
   return out;
 }
 
-// Most elements one tensor of a case may hold: 2^24, or KPROP_MAX_ELEMENTS. Bounds alone
-// allow D = 16384 with 2^26 tokens, 2^40 elements: a case that would exhaust memory.
-int64_t max_elements() {
-  if (const char* env = std::getenv("KPROP_MAX_ELEMENTS"))
-    if (const auto v = parse_integer(env); v && *v > 0) return *v;
-  return int64_t{1} << 24;
-}
-
 // a * b, or nullopt past INT64_MAX.
 std::optional<int64_t> times(std::optional<int64_t> a, int64_t b) {
   int64_t out = 0;
@@ -85,6 +76,8 @@ std::optional<int64_t> times(std::optional<int64_t> a, int64_t b) {
 }
 
 std::vector<std::string> size_problems(const Case& c) {
+  // Bounds alone allow D = 16384 with 2^26 tokens, 2^40 elements: a case that would
+  // exhaust memory.
   const int64_t limit = max_elements();
   const auto& L = c.integers("lengths");
   std::optional<int64_t> tokens = 0;
