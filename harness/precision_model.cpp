@@ -4,10 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "generators/errors.h"
 #include "generators/param.h"
+#include "generators/schema.h"
 
 namespace kprop {
 
@@ -89,9 +89,7 @@ std::map<std::string, int64_t> model_params(const PrecisionModel& model,
 }
 
 void refuse_too_many_elements(const std::string& tensor, int64_t elements) {
-  int64_t limit = int64_t{1} << 24;
-  if (const char* env = std::getenv("KPROP_MAX_ELEMENTS"))
-    if (const auto v = parse_integer(env); v && *v > 0) limit = *v;
+  const int64_t limit = max_elements();
   if (elements > limit)
     throw UsageError(fmt::format(
         "{} would hold {} elements, more than the limit {} (KPROP_MAX_ELEMENTS raises it)",

@@ -72,6 +72,10 @@ struct ChainTensor {
   // How its magnitude grows with the parameters: value ~ prod param^exponent. Lets a run
   // on a small shape say what the default shape will show.
   std::map<std::string, double> growth;
+  // For a kernel output where the implementation differs from the framework: the rounding
+  // point that explains every difference, as the kernel names it (KernelInfo::
+  // rounding_point), or "" when it names none.
+  std::string rounding_point;
 };
 
 struct ModelRun {
@@ -104,8 +108,9 @@ std::vector<std::string> precision_model_names();  // sorted
 std::map<std::string, int64_t> model_params(const PrecisionModel& model,
                                             const std::vector<std::string>& settings);
 
-// Most elements one tensor of a run may hold: 2^24 (the default shape's largest), or
-// KPROP_MAX_ELEMENTS. Throws UsageError naming the tensor when `elements` is over it.
+// Throws UsageError naming the tensor when `elements` is more than one tensor may hold
+// (generators/schema.h's max_elements(): 2^24, the default shape's largest, or
+// KPROP_MAX_ELEMENTS).
 void refuse_too_many_elements(const std::string& tensor, int64_t elements);
 
 }  // namespace kprop

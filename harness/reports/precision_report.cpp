@@ -163,8 +163,9 @@ std::string verdict_reason(const TensorPrecision& t, DType low,
     case PrecisionVerdict::outside_bound:
       return fmt::format(
           "outside the derived bound of float64 (error/bound {} at {}; the framework's chain: "
-          "{}): a defect — run `{}` for the minimal case.",
-          number(impl), index_text(t.impl_vs_exact.worst_index), number(fw), check_command);
+          "{}{}): a defect — run `{}` for the minimal case.",
+          number(impl), index_text(t.impl_vs_exact.worst_index), number(fw),
+          t.rounding_point.empty() ? "" : "; rounding point: " + t.rounding_point, check_command);
     case PrecisionVerdict::farther:
       return fmt::format(
           "within the derived bound (error/bound {}) but {:.1f}x as far from float64 as the "
@@ -175,10 +176,11 @@ std::string verdict_reason(const TensorPrecision& t, DType low,
     case PrecisionVerdict::rounding: {
       // Ulps say how a kernel rounds; near the zeros of a sum (a matmul's output) they say
       // only that it cancelled, so they are named for the kernel's own outputs.
-      const std::string most =
+      std::string most =
           t.kernel_output ? fmt::format(", by at most {} ulp at |value| {}",
                                         ulps_text(f.max_ulps), number(f.max_ulps_magnitude))
                           : "";
+      if (!t.rounding_point.empty()) most += "; rounding point: " + t.rounding_point;
       return fmt::format(
           "differs from the framework by {} ulp at |value| {} (diff {}; {} of {} elements "
           "differ{}); both are within the derived bound of float64 (error/bound {} and {}) "
@@ -226,6 +228,7 @@ void judge_run(PrecisionReport& r, const ModelRun& run) {
     t.elements = c.exact.numel();
     t.max_exact = c.exact.numel() ? c.exact.abs().max().item<double>() : 0.0;
     t.growth = c.growth;
+    t.rounding_point = c.rounding_point;
     // Each chain is within its own bound of float64, so the two are within twice it.
     t.vs_framework =
         compare_precision(c.impl, c.framework, 2 * c.bound, 2 * c.typical, r.rtols, low);
@@ -326,11 +329,14 @@ std::string first_deviation_text(const PrecisionReport& r) {
   const auto& f = t->vs_framework;
   return fmt::format(
       "First deviation from the framework in the chain: **{}** ({}{}): {} of {} elements "
-      "differ, by at most {} ulp (at |value| {}).\n",
+      "differ, by at most {} ulp (at |value| {}){}.\n",
       t->name, t->about,
       t->kernel_output ? ", an output of the kernel under test itself"
                        : ", an output of a framework op",
-      f.differing, f.elements, ulps_text(f.max_ulps), magnitude_text(f.max_ulps_magnitude));
+      f.differing, f.elements, ulps_text(f.max_ulps), magnitude_text(f.max_ulps_magnitude),
+      t->rounding_point.empty()
+          ? ""
+          : fmt::format("; every difference is the rounding point \"{}\"", t->rounding_point));
 }
 
 // What the user can write in the pull request.
@@ -356,9 +362,10 @@ std::string conclusion(const PrecisionReport& r) {
     if (!t.vs_framework.atol.empty()) atol = std::max(atol, t.vs_framework.atol.front());
   }
   std::string text = fmt::format(
-      "**Rounding, not a bug:** {} differs from the framework's {} policy first in {} ({}), "
+      "**Rounding, not a bug:** {} differs from the framework's {} policy first in {} ({}{}), "
       "by at most {} ulp.",
       r.impl, to_string(r.dtype), first->name, first->about,
+      first->rounding_point.empty() ? "" : ": " + first->rounding_point,
       ulps_text(first->vs_framework.max_ulps));
   if (widest && widest->vs_framework.differing > 0)
     text += fmt::format(
@@ -485,6 +492,7 @@ nlohmann::json precision_json(const PrecisionReport& r) {
                        {"max_abs_value", number_json(t.max_exact)},
                        {"growth", t.growth},
                        {"growth_to_default", number_json(r.growth_to_default(t))},
+                       {"rounding_point", t.rounding_point},
                        {"impl_vs_framework", comparison(t.vs_framework)},
                        {"impl_vs_float64", comparison(t.impl_vs_exact)},
                        {"framework_vs_float64", comparison(t.framework_vs_exact)},

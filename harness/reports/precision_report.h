@@ -73,6 +73,7 @@ struct TensorPrecision {
   int64_t elements = 0;
   double max_exact = 0;  // max |float64 value|
   std::map<std::string, double> growth;
+  std::string rounding_point;  // ChainTensor::rounding_point
   // impl vs framework is judged against the sum of the two chains' bounds (each is
   // within its own bound of float64).
   Comparison vs_framework, impl_vs_exact, framework_vs_exact;

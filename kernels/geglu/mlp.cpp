@@ -106,6 +106,26 @@ Chain chain(const Implementation& impl, const Inputs& in, const Shape& s,
   return k;
 }
 
+// The rounding point that explains every element of GEGLU output `tensor` where the
+// implementation differs from the framework, as geglu's KernelInfo names it ("" if none).
+std::string rounding_point(const std::string& tensor, const Chain& impl, const Chain& framework,
+                           const Shape& s) {
+  const std::map<std::string, at::Tensor> outputs{
+      {"c", impl.c}, {"da", impl.da}, {"db", impl.db}};
+  const std::map<std::string, at::Tensor> policy{
+      {"c", framework.c}, {"da", framework.da}, {"db", framework.db}};
+  if (at::equal(outputs.at(tensor), policy.at(tensor))) return "";
+  const std::vector<int64_t> rows{s.batch, s.seq, s.intermediate};
+  Problem p;  // what rounding_point reads: the GEGLU call's inputs and cotangent
+  p.inputs.set("a", impl.h_gate.cpu().view(rows));
+  p.inputs.set("b", impl.h_up.cpu().view(rows));
+  NamedTensors cotangents;
+  cotangents.set("dc", impl.dc.cpu().view(rows));
+  return find_kernel("geglu").rounding_point(p, cotangents, tensor,
+                                             outputs.at(tensor).cpu().view(rows),
+                                             policy.at(tensor).cpu().view(rows));
+}
+
 Bounded transposed(const Bounded& b) {
   if (b.is_exact()) return {b.value.t(), {}, {}};
   return {b.value.t(), b.worst.t(), b.typical.t()};
@@ -255,7 +275,8 @@ class GegluMlp final : public PrecisionModel {
       run.tensors.push_back({name, about, kernel_output, k, a.cpu().reshape(sizes),
                              f.cpu().reshape(sizes), bound.value.cpu().reshape(sizes),
                              bound.worst.cpu().reshape(sizes), bound.typical.cpu().reshape(sizes),
-                             std::move(growth)});
+                             std::move(growth),
+                             kernel_output ? rounding_point(name, impl, framework, s) : ""});
     };
     const std::vector<int64_t> act{s.batch, s.seq, s.intermediate}, io{s.batch, s.seq, s.hidden};
     const std::vector<int64_t> wi{s.intermediate, s.hidden}, wo{s.hidden, s.intermediate};

@@ -249,8 +249,10 @@ TEST(GegluMlp, Fp32ProductDiffersByOneUlpInCWhichTheMatmulsCarryWithinTheBound) 
   EXPECT_NE(md.find("First deviation from the framework in the chain: **c** (GEGLU forward "
                     "output, an output of the kernel under test itself)"),
             std::string::npos);
+  EXPECT_EQ(tensor(r, "c").rounding_point, "product from the fp32 gelu");
   EXPECT_NE(md.find("**Rounding, not a bug:** flat@fp32_product differs from the framework's "
-                    "bfloat16 policy first in c (GEGLU forward output), by at most 1 ulp."),
+                    "bfloat16 policy first in c (GEGLU forward output: product from the fp32 "
+                    "gelu), by at most 1 ulp."),
             std::string::npos);
 }
 
@@ -264,6 +266,7 @@ TEST(GegluMlp, BackwardWithoutTheRoundTripFirstDiffersInDb) {
   EXPECT_EQ(tensor(r, "c").verdict, PrecisionVerdict::bit_exact);
   EXPECT_EQ(tensor(r, "da").verdict, PrecisionVerdict::bit_exact);
   EXPECT_EQ(tensor(r, "db").verdict, PrecisionVerdict::rounding);
+  EXPECT_EQ(tensor(r, "db").rounding_point, "db from the fp32 gelu");
 }
 
 // The planted defect: gelu computed in bf16 is outside the bound in the kernel's own
@@ -275,10 +278,14 @@ TEST(GegluMlp, GeluInTheLowDtypeIsOutsideTheBound) {
   EXPECT_FALSE(r.passed());
   for (const std::string name : {"c", "da", "db"}) {
     EXPECT_EQ(tensor(r, name).verdict, PrecisionVerdict::outside_bound) << name;
-    EXPECT_NE(tensor(r, name).reason.find("a defect — run `kprop check geglu --impl "
-                                          "flat@gelu_in_dtype` for the minimal case"),
-              std::string::npos);
+    EXPECT_NE(tensor(r, name).reason.find(" in the input dtype): a defect — run `kprop check "
+                                          "geglu --impl flat@gelu_in_dtype` for the minimal "
+                                          "case"),
+              std::string::npos)
+        << tensor(r, name).reason;
   }
+  EXPECT_EQ(tensor(r, "c").rounding_point, "gelu in the input dtype");
+  EXPECT_EQ(tensor(r, "da").rounding_point, "gelu' in the input dtype");
   // (at this tiny shape dw_gate is also farther from float64 than the rule allows)
   EXPECT_NE(precision_markdown(r).find("**Not rounding:** c (outside_bound), da "
                                        "(outside_bound), db (outside_bound)"),
