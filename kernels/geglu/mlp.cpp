@@ -18,7 +18,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <functional>
 
 #include "generators/errors.h"
 #include "harness/precision_model.h"
@@ -212,15 +211,15 @@ class GegluMlp final : public PrecisionModel {
   }
   std::vector<DType> dtypes() const override { return {DType::bfloat16, DType::float16}; }
   std::string bound_model() const override {
-    return "Each tensor's bound propagates rounding errors through the whole chain, element "
+    return "Each tensor's bound carries rounding errors through the whole chain, element "
            "by element from the float64 values: a bf16 matmul of reduction length K adds "
-           "gamma_K(2^-24) |A||B| (fp32 accumulation) and one rounding u |C|, and carries its "
-           "input's error as e_A |B|; GEGLU adds the policy's roundings (gelu in fp32 rounded "
-           "to bf16, the product rounded once; the backward likewise) and carries its inputs' "
-           "errors through gelu' and gelu''. The worst case (gamma_K) holds for any "
-           "summation order; the typical one adds input errors in quadrature and uses "
-           "sqrt(K) u for accumulation (lambda = 1), so the largest of millions of errors is "
-           "a few times it.";
+           "γ_K(2^-24)·|A||B| (fp32 accumulation) and one rounding u·|C|, and carries its "
+           "input's error e_A as e_A·|B|; GEGLU adds the policy's roundings (c = "
+           "rd(rd(gelu(a))·b), db = rd(dc·rd(gelu(a))), da = rd(rd(dc·b)·gelu'(a)), gelu and "
+           "gelu' in fp32) and carries its inputs' errors through gelu' and gelu''. The worst "
+           "case keeps every second-order term and holds for any summation order; the "
+           "typical one adds input errors in quadrature and uses λ√K·u for accumulation "
+           "(λ = 1). README: \"Is it rounding?\".";
   }
 
   ModelRun run(const PrecisionSetup& setup) const override {
