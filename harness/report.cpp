@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "harness/kernel_info.h"
+#include "harness/reports/report_numbers.h"
 
 namespace kprop {
 
@@ -23,12 +24,6 @@ std::string format_case(const Case& c) {
   s += fmt::format("  {:<18} {}\n", "dtype", to_string(c.dtype));
   s += fmt::format("  {:<18} seed {} ({})\n", "data", c.seed, to_string(c.distribution));
   return s;
-}
-
-static std::string number(double v) {
-  if (v == 0) return "0";
-  if (!std::isfinite(v)) return fmt::format("{}", v);
-  return fmt::format("{:.3g}", v);
 }
 
 // An exactness check's row: how far, and the rounding point the kernel names.
@@ -68,12 +63,6 @@ std::string format_call_profile(const CallProfile::Totals& p, double total_secon
                      "shrinking) {:.2f} s",
                      p.at(Part::implementation), p.count(Part::implementation),
                      p.at(Part::transfers), p.at(Part::reference), std::max(rest, 0.0));
-}
-
-// Infinite and NaN numbers are not JSON: write them as strings.
-static nlohmann::json number_json(double v) {
-  if (std::isfinite(v)) return v;
-  return fmt::format("{}", v);
 }
 
 nlohmann::json verdict_to_json(const Verdict& v) {

@@ -104,19 +104,29 @@ int run_replay(const ReplayOptions& options);
 struct ReportOptions {
   CommonOptions common;
   std::string report = "tolerance";
-  std::vector<std::string> paths;  // case files or folders; or a generated batch:
+  // tolerance: case files or folders, or a generated batch; precision: the model's name.
+  std::vector<std::string> paths;
   std::string kernel;              // empty: the registry's default
   std::string impl;
   int64_t cases = 0;
   uint64_t seed = 0;
   std::vector<std::string> dtypes;
-  std::vector<std::string> set;     // NAME=VALUE applied to every case
-  std::vector<double> rtols{0.0, 1e-2, 1e-1};
+  std::vector<std::string> set;     // NAME=VALUE applied to every case (or the model)
+  std::vector<double> rtols;        // empty: the report's own (0 1e-2 1e-1; 1e-2 1e-1)
   std::string markdown_out;         // also write the Markdown here
   std::string json_out;             // also write the JSON here
+  // precision only (harness/reports/precision_report.h)
+  std::vector<std::string> shape;   // NAME=VALUE[,NAME=VALUE...]
+  std::string scale;                // unscaled (default) or fan_in
+  std::string device;               // cpu (default) or cuda: where the matmuls run
+  int threads = 0;                  // 0: libtorch's default
 };
 void add_report_command(CLI::App& app, ReportOptions& options);
 int run_report(const ReportOptions& options);
+// `kprop report precision MODEL`, and writing a report's files (atomically).
+int run_precision_report(const ReportOptions& options);
+void write_report_files(const ReportOptions& options, const std::string& markdown,
+                        const std::string& json);
 
 struct SweepOptions {
   CommonOptions common;

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
+#include "harness/atomic_file.h"
 #include "harness/case_file.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/progress.h"
@@ -105,21 +105,25 @@ std::vector<CaseTolerance> measure_all(const std::vector<LabelledCase>& cases,
   return measured;
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) throw UsageError(fmt::format("cannot write {}", path));
-}
-
 }  // namespace
+
+void write_report_files(const ReportOptions& o, const std::string& markdown,
+                        const std::string& json) {
+  if (!o.markdown_out.empty()) write_file_atomically(o.markdown_out, markdown);
+  if (!o.json_out.empty()) write_file_atomically(o.json_out, json);
+}
 
 void add_report_command(CLI::App& app, ReportOptions& o) {
   auto* cmd = app.add_subcommand(
       "report", "measure errors per tensor against the float64 reference (tolerance tables)");
-  cmd->add_option("report", o.report, "which report: tolerance")
+  cmd->add_option("report", o.report,
+                  "which report: tolerance (per case vs float64), precision (a model's chain "
+                  "vs the framework's and float64)")
       ->required()
-      ->check(CLI::IsMember({"tolerance"}));
-  cmd->add_option("paths", o.paths, "case files, or folders searched for *.json");
+      ->check(CLI::IsMember({"tolerance", "precision"}));
+  cmd->add_option("paths", o.paths,
+                  "tolerance: case files, or folders searched for *.json; precision: the model "
+                  "(geglu_mlp)");
   cmd->add_option("--kernel", o.kernel, "kernel of a generated batch (default: the first registered)");
   // Empty means "each case file's own implementation", which a default value in the
   // header cannot say; a generated batch then uses tiled.
@@ -135,19 +139,38 @@ void add_report_command(CLI::App& app, ReportOptions& o) {
   cmd->add_option("--dtype", o.dtypes,
                   "dtype to draw; repeatable (default: every dtype vs_reference checks)")
       ->allow_extra_args(false);
-  cmd->add_option("--set", o.set, "NAME=VALUE applied to every case; repeatable")
+  cmd->add_option("--set", o.set,
+                  "NAME=VALUE applied to every case (precision: a parameter of the model); "
+                  "repeatable")
       ->allow_extra_args(false);
-  cmd->add_option("--rtol", o.rtols, "rtol of an atol column; repeatable (default: 0 1e-2 1e-1)")
+  cmd->add_option("--rtol", o.rtols,
+                  "rtol of an atol column; repeatable (default: 0 1e-2 1e-1; precision: 1e-2 "
+                  "1e-1)")
       ->allow_extra_args(false)
       ->check(finite_in(0, 1e6));
+  cmd->add_option("--shape", o.shape,
+                  "precision: NAME=VALUE[,NAME=VALUE...] parameters of the model (default: its "
+                  "own shape)")
+      ->allow_extra_args(false);
+  cmd->add_option("--scale", o.scale,
+                  "precision: weights unscaled (randn, the default) or fan_in (1/sqrt(fan_in))");
+  cmd->add_option("--device", o.device,
+                  "precision: where the framework's ops run, cpu (default) or cuda");
+  cmd->add_option("--threads", o.threads, "precision: libtorch's CPU threads (default: its own)")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--markdown", o.markdown_out, "also write the Markdown to this file");
   cmd->add_option("--json-out", o.json_out, "also write the JSON to this file");
   add_common_options(cmd, o.common);
 }
 
 int run_report(const ReportOptions& o) {
+  if (o.report == "precision") return run_precision_report(o);
   load_libraries(o.common);
   if (o.report != "tolerance") throw UsageError(fmt::format("unknown report '{}'", o.report));
+  if (!o.shape.empty() || !o.scale.empty() || !o.device.empty() || o.threads != 0)
+    throw UsageError("--shape, --scale, --device and --threads belong to `report precision`");
+  const std::vector<double> rtols =
+      o.rtols.empty() ? std::vector<double>{0.0, 1e-2, 1e-1} : o.rtols;
   const bool generated = o.cases > 0;
   if (generated && !o.paths.empty())
     throw UsageError("give case files or folders, or --cases N, not both");
@@ -155,7 +178,7 @@ int run_report(const ReportOptions& o) {
     throw UsageError("nothing to report on: give case files or folders, or --cases N");
   if (!generated && (!o.dtypes.empty() || o.seed != 0))
     throw UsageError("--dtype and --seed draw a generated batch: they need --cases");
-  for (double rtol : o.rtols)
+  for (double rtol : rtols)
     if (!(rtol >= 0) || !std::isfinite(rtol))
       throw UsageError(fmt::format("--rtol {}: expected a finite number >= 0", rtol));
 
@@ -167,12 +190,11 @@ int run_report(const ReportOptions& o) {
       throw CaseError(fmt::format("{}: {}", c.label, e.what()));
     }
   }
-  const auto reports = tolerance_reports(measure_all(cases, o.rtols), o.rtols);
+  const auto reports = tolerance_reports(measure_all(cases, rtols), rtols);
 
   const std::string markdown = tolerance_markdown(reports);
   const std::string json = tolerance_json(reports).dump(2) + "\n";
-  if (!o.markdown_out.empty()) write_file(o.markdown_out, markdown);
-  if (!o.json_out.empty()) write_file(o.json_out, json);
+  write_report_files(o, markdown, json);
   std::cout << (o.common.json ? json : markdown);
   return within_bounds(reports) ? 0 : 1;
 }

@@ -15,6 +15,7 @@
 #include "harness/implementations.h"
 #include "harness/kernel_info.h"
 #include "harness/properties/calls.h"
+#include "harness/reports/report_numbers.h"
 #include "harness/runner.h"
 #include "harness/verdict.h"
 
@@ -96,28 +97,6 @@ void summarize(ToleranceReport& r) {
 
 // ---- rendering ---------------------------------------------------------------------
 
-// As format_error_table writes numbers: three significant digits.
-std::string number(double v) {
-  if (v == 0) return "0";
-  if (!std::isfinite(v)) return fmt::format("{}", v);
-  return fmt::format("{:.3g}", v);
-}
-
-// An rtol as engineers write it: 0, 1e-2, 5e-3, 0.25.
-std::string rtol_text(double rtol) {
-  if (rtol == 0) return "0";
-  // The nudge keeps log10(0.01) = -1.99999... from landing in the decade below.
-  const int exponent = static_cast<int>(std::floor(std::log10(rtol) + 1e-12));
-  const double mantissa = rtol / std::pow(10.0, exponent);
-  if (std::abs(mantissa - std::round(mantissa)) > 1e-9) return fmt::format("{:g}", rtol);
-  if (exponent == 0) return fmt::format("{}", std::lround(mantissa));
-  return fmt::format("{}e{}", std::lround(mantissa), exponent);
-}
-
-std::string count_of(int64_t n, const std::string& noun) {
-  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
-}
-
 std::string where_text(const TensorSummary& s) {
   if (s.error_over_bound == 0) return "exact";
   std::string where =
@@ -187,12 +166,6 @@ const char* kReadingGuide =
     "computation allows, so the atol beside it is the price of the dtype; > 1: a bug or an "
     "under-derived bound, so look at the worst case and region before raising any "
     "tolerance.\n";
-
-// Infinite and NaN numbers are not JSON: written as strings, as verdict_to_json does.
-nlohmann::json number_json(double v) {
-  if (std::isfinite(v)) return v;
-  return fmt::format("{}", v);
-}
 
 nlohmann::json atol_json(const std::vector<double>& rtols, const std::vector<double>& atols) {
   nlohmann::json out = nlohmann::json::array();
