@@ -52,7 +52,7 @@ torch_prefix=$($PY -c 'import torch; print(torch.utils.cmake_prefix_path)')
 pybind_dir=$($PY -c 'import pybind11; print(pybind11.get_cmake_dir())' 2>/dev/null || true)
 t1=$(stamp)
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKPROP_FUZZERS=OFF \
-  -DCMAKE_PREFIX_PATH="$torch_prefix;$prefix/usr${pybind_dir:+;$pybind_dir}" \
+  -DCMAKE_PREFIX_PATH="$torch_prefix${pybind_dir:+;$pybind_dir};$prefix/usr" \
   -DPython3_EXECUTABLE="$PY" > "$RESULTS/configure.log" 2>&1 &&
   cmake --build build-gpu -j"$JOBS" > "$RESULTS/build.log" 2>&1
 note "kprop build: exit $? in $(echo "$(stamp) - $t1" | bc) s (tail: $(tail -1 "$RESULTS/build.log"))"

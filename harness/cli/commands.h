@@ -118,7 +118,6 @@ struct ReportOptions {
   // precision only (harness/reports/precision_report.h)
   std::vector<std::string> shape;   // NAME=VALUE[,NAME=VALUE...]
   std::string scale;                // unscaled (default) or fan_in
-  std::string device;               // cpu (default) or cuda: where the matmuls run
   int threads = 0;                  // 0: libtorch's default
 };
 void add_report_command(CLI::App& app, ReportOptions& options);

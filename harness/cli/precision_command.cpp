@@ -67,7 +67,8 @@ int run_precision_report(const ReportOptions& o) {
   setup.scale = *scale;
   setup.dtype = model_dtype(model, o.dtypes);
   setup.seed = o.seed;
-  setup.device = model_device(o.device);
+  // --device (every command's): the matmuls run there, and so does an outside GEGLU.
+  setup.device = model_device(o.common.device);
   const std::string kernel = model.kernel();
   setup.impl = resolve_implementation(
       kernel, o.impl.empty() ? find_kernel(kernel).default_implementation() : o.impl);

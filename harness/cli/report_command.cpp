@@ -154,8 +154,6 @@ void add_report_command(CLI::App& app, ReportOptions& o) {
       ->allow_extra_args(false);
   cmd->add_option("--scale", o.scale,
                   "precision: weights unscaled (randn, the default) or fan_in (1/sqrt(fan_in))");
-  cmd->add_option("--device", o.device,
-                  "precision: where the framework's ops run, cpu (default) or cuda");
   cmd->add_option("--threads", o.threads, "precision: libtorch's CPU threads (default: its own)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--markdown", o.markdown_out, "also write the Markdown to this file");
@@ -167,8 +165,8 @@ int run_report(const ReportOptions& o) {
   if (o.report == "precision") return run_precision_report(o);
   load_libraries(o.common);
   if (o.report != "tolerance") throw UsageError(fmt::format("unknown report '{}'", o.report));
-  if (!o.shape.empty() || !o.scale.empty() || !o.device.empty() || o.threads != 0)
-    throw UsageError("--shape, --scale, --device and --threads belong to `report precision`");
+  if (!o.shape.empty() || !o.scale.empty() || o.threads != 0)
+    throw UsageError("--shape, --scale and --threads belong to `report precision`");
   const std::vector<double> rtols =
       o.rtols.empty() ? std::vector<double>{0.0, 1e-2, 1e-1} : o.rtols;
   const bool generated = o.cases > 0;

@@ -69,12 +69,12 @@ bad not_integer "kprop: hidden=2k: must be an integer in 1..65536 (hidden size (
 bad no_value "kprop: shape 'batch': expected NAME=VALUE" "${tiny[@]}" --shape batch
 bad scale "kprop: --scale xavier: expected unscaled or fan_in" "${tiny[@]}" --scale xavier
 bad dtype "kprop: geglu_mlp models the dtypes bfloat16, float16, not float32" "${tiny[@]}" --dtype float32
-bad device "kprop: --device tpu: expected cpu or cuda" "${tiny[@]}" --device tpu
+bad device "kprop: --device 'tpu': expected cpu, cuda or cuda:N" "${tiny[@]}" --device tpu
 run impl 2 "$kprop" "${tiny[@]}" --impl nope
 line_like impl err "kprop: unknown implementation 'nope' of geglu; known: reference, .*torch_policy.*"
 bad cases "kprop: --cases and --kernel belong to \`report tolerance\`" "${tiny[@]}" --cases 3
 bad too_large "kprop: x (batch*seq*hidden) would hold 8589934592 elements, more than the limit 16777216 (KPROP_MAX_ELEMENTS raises it)" report precision geglu_mlp --shape batch=1024,seq=4096
-bad tolerance_only "kprop: --shape, --scale, --device and --threads belong to \`report precision\`" report tolerance --cases 1 --shape batch=1
+bad tolerance_only "kprop: --shape, --scale and --threads belong to \`report precision\`" report tolerance --cases 1 --shape batch=1
 run threads 2 "$kprop" "${tiny[@]}" --threads 0
 line_like threads err "--threads: Value 0 not in range .*"
 run unwritable 2 "$kprop" "${tiny[@]}" --json-out /dev/null/r.json
