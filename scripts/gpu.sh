@@ -7,7 +7,9 @@
 # (default results-gpu/), one log per run plus summary.txt.
 #
 #   scripts/gpu.sh                      # everything (needs the three upstream checkouts)
-#   CASES=300 scripts/gpu.sh            # fewer cases per property
+#   scripts/gpu.sh build fla            # some parts: build fla liger dao speed precision
+#   CASES=300 RUN_SECONDS=60 scripts/gpu.sh   # cases per property, and a time box per run
+#                                       # (SIGINT at the end of it: kprop prints what it has)
 #
 # The upstream kernels come from your own checkouts (never committed here):
 #   FLA_SRC                 flash-linear-attention (the folder holding fla/)
@@ -20,8 +22,11 @@ cd "$(dirname "$0")/.."
 root=$PWD
 PY=${PYTHON:-$(command -v python3)}
 [ -x /opt/torch/.venv/bin/python3 ] && PY=${PYTHON:-/opt/torch/.venv/bin/python3}
-RESULTS=${RESULTS:-$root/results-gpu}
+RESULTS=${RESULTS:-$root/build-gpu/results}
 CASES=${CASES:-1000}
+RUN_SECONDS=${RUN_SECONDS:-600}
+parts=" ${*:-build fla liger dao speed precision} "
+want() { [[ "$parts" == *" $1 "* ]]; }
 JOBS=${JOBS:-$(nproc)}
 export FLA_SRC=${FLA_SRC:-$root/.upstream/flash-linear-attention}
 export LIGER_SRC=${LIGER_SRC:-$root/.upstream/Liger-Kernel}
@@ -30,7 +35,7 @@ export DAO_BUILD=${DAO_BUILD:-$root/build-gpu/dao}
 export PATH=/usr/local/cuda/bin:$PATH TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
 mkdir -p "$RESULTS" "$DAO_BUILD"
 summary=$RESULTS/summary.txt
-: > "$summary"
+touch "$summary"
 note() { echo "$*" | tee -a "$summary"; }
 stamp() { date +%s.%N; }
 
@@ -40,8 +45,11 @@ note "torch: $($PY -c 'import torch, triton; print(torch.__version__, "triton", 
 # --- The Dao extension compiles on its own (nvcc, ~5 min), beside kprop's build ---------
 export PYTHONPATH=$root/examples/upstream
 t0=$(stamp)
-( $PY -c "import kprop_dao" > "$RESULTS/dao-build.log" 2>&1; echo "exit $?" >> "$RESULTS/dao-build.log" ) &
-dao_pid=$!
+dao_pid=
+if want build || want dao; then
+  ( $PY -c "import kprop_dao" > "$RESULTS/dao-build.log" 2>&1; echo "exit $?" >> "$RESULTS/dao-build.log" ) &
+  dao_pid=$!
+fi
 
 # --- kprop against this torch ------------------------------------------------------------
 prefix=/tmp/kprop-pfx
@@ -51,11 +59,14 @@ fi
 torch_prefix=$($PY -c 'import torch; print(torch.utils.cmake_prefix_path)')
 pybind_dir=$($PY -c 'import pybind11; print(pybind11.get_cmake_dir())' 2>/dev/null || true)
 t1=$(stamp)
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKPROP_FUZZERS=OFF \
+want build && cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKPROP_FUZZERS=OFF \
   -DCMAKE_PREFIX_PATH="$torch_prefix${pybind_dir:+;$pybind_dir};$prefix/usr" \
   -DPython3_EXECUTABLE="$PY" > "$RESULTS/configure.log" 2>&1 &&
-  cmake --build build-gpu -j"$JOBS" > "$RESULTS/build.log" 2>&1
-note "kprop build: exit $? in $(echo "$(stamp) - $t1" | bc) s (tail: $(tail -1 "$RESULTS/build.log"))"
+  cmake --build build-gpu -j"$JOBS" --target kprop kprop_python kprop_unit_test_device \
+    > "$RESULTS/build.log" 2>&1 &&
+  note "kprop build: exit $? in $(echo "$(stamp) - $t1" | bc) s" &&
+  build-gpu/tests/kprop_unit_test_device > "$RESULTS/unit-device.log" 2>&1
+want build && note "build: $(tail -1 "$RESULTS/build.log"); device test: $(tail -1 "$RESULTS/unit-device.log")"
 export PYTHONPATH=$root/build-gpu/python:$root/examples/upstream
 kprop() { $PY -m kprop "$@"; }
 
@@ -63,7 +74,7 @@ kprop() { $PY -m kprop "$@"; }
 run() {
   local name=$1; shift
   local t=$(stamp)
-  "$@" > "$RESULTS/$name.log" 2>&1
+  timeout -s INT -k 30 "$RUN_SECONDS" "$@" > "$RESULTS/$name.log" 2>&1
   local rc=$?
   note "-- $name: exit $rc in $(echo "$(stamp) - $t" | bc | cut -c1-6) s: $*"
   grep -E "cases: |^time: |PASS|FAIL|defect:|rejected [0-9]+ x|known [0-9]+ x|kept|refused" \
@@ -81,15 +92,17 @@ suite() {  # NAME KERNEL MODULE IMPL [extra kprop options]
       --device cuda --property "$property" --cases "$CASES" --corpus "$RESULTS/corpus" "$@"
   done
 }
-suite fla causal_conv1d kprop_fla fla::causal_conv1d
-suite liger geglu kprop_liger liger::geglu
-suite liger_ascend geglu kprop_liger liger_ascend::geglu
-wait $dao_pid
-note "dao extension: $(tail -1 "$RESULTS/dao-build.log") after $(echo "$(stamp) - $t0" | bc | cut -c1-6) s"
-suite dao causal_conv1d kprop_dao dao::causal_conv1d --refusal "dao adapter: unsupported"
+want fla && suite fla causal_conv1d kprop_fla fla::causal_conv1d
+want liger && suite liger geglu kprop_liger liger::geglu
+want liger && suite liger_ascend geglu kprop_liger liger_ascend::geglu
+if [ -n "$dao_pid" ]; then
+  wait $dao_pid
+  note "dao extension: $(tail -1 "$RESULTS/dao-build.log") after $(echo "$(stamp) - $t0" | bc | cut -c1-6) s"
+fi
+want dao && suite dao causal_conv1d kprop_dao dao::causal_conv1d --refusal "dao adapter: unsupported"
 
 # --- Speed: cases/s per property and case size, in-process, where the time goes --------
-for size in "small --max-length 16 --max-segments 2" "large --max-length 256 --max-segments 8"; do
+want speed && for size in "small --max-length 16 --max-segments 2" "large --max-length 256 --max-segments 8"; do
   set -- $size
   label=$1; shift
   for property in vs_reference gradient; do
@@ -102,10 +115,10 @@ for size in "small --max-length 16 --max-segments 2" "large --max-length 256 --m
 done
 
 # --- The GEGLU MLP at the seed's shape, matmuls on the GPU ------------------------------
-run precision-seed-unscaled kprop report precision geglu_mlp --impl torch_policy --device cuda
-run precision-seed-fan-in kprop report precision geglu_mlp --impl torch_policy --device cuda \
+want precision && run precision-seed-unscaled kprop report precision geglu_mlp --impl torch_policy --device cuda
+want precision && run precision-seed-fan-in kprop report precision geglu_mlp --impl torch_policy --device cuda \
   --scale fan_in
-run precision-seed-liger kprop report precision geglu_mlp --import kprop_liger \
+want precision && run precision-seed-liger kprop report precision geglu_mlp --import kprop_liger \
   --impl liger::geglu --device cuda
 
 note "== done $(date -u +%FT%TZ)"
