@@ -38,6 +38,7 @@ summary=$RESULTS/summary.txt
 touch "$summary"
 note() { echo "$*" | tee -a "$summary"; }
 stamp() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(stamp)" 'BEGIN { printf "%.1f", b - a }'; }
 
 note "== gpu.sh $(date -u +%FT%TZ) on $(nvidia-smi -L 2>/dev/null | head -1)"
 note "torch: $($PY -c 'import torch, triton; print(torch.__version__, "triton", triton.__version__)')"
@@ -64,7 +65,7 @@ want build && cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
   -DPython3_EXECUTABLE="$PY" > "$RESULTS/configure.log" 2>&1 &&
   cmake --build build-gpu -j"$JOBS" --target kprop kprop_python kprop_unit_test_device \
     > "$RESULTS/build.log" 2>&1 &&
-  note "kprop build: exit $? in $(echo "$(stamp) - $t1" | bc) s" &&
+  note "kprop build: exit $? in $(since "$t1") s" &&
   build-gpu/tests/kprop_unit_test_device > "$RESULTS/unit-device.log" 2>&1
 want build && note "build: $(tail -1 "$RESULTS/build.log"); device test: $(tail -1 "$RESULTS/unit-device.log")"
 export PYTHONPATH=$root/build-gpu/python:$root/examples/upstream
@@ -76,7 +77,7 @@ run() {
   local t=$(stamp)
   timeout -s INT -k 30 "$RUN_SECONDS" "$@" > "$RESULTS/$name.log" 2>&1
   local rc=$?
-  note "-- $name: exit $rc in $(echo "$(stamp) - $t" | bc | cut -c1-6) s: $*"
+  note "-- $name: exit $rc in $(since "$t") s: $*"
   grep -E "cases: |^time: |PASS|FAIL|defect:|rejected [0-9]+ x|known [0-9]+ x|kept|refused" \
     "$RESULTS/$name.log" | head -12 | sed 's/^/     /' | tee -a "$summary"
 }
@@ -92,33 +93,47 @@ suite() {  # NAME KERNEL MODULE IMPL [extra kprop options]
       --device cuda --property "$property" --cases "$CASES" --corpus "$RESULTS/corpus" "$@"
   done
 }
-want fla && suite fla causal_conv1d kprop_fla fla::causal_conv1d
-want liger && suite liger geglu kprop_liger liger::geglu
-want liger && suite liger_ascend geglu kprop_liger liger_ascend::geglu
-if [ -n "$dao_pid" ]; then
-  wait $dao_pid
-  note "dao extension: $(tail -1 "$RESULTS/dao-build.log") after $(echo "$(stamp) - $t0" | bc | cut -c1-6) s"
-fi
-want dao && suite dao causal_conv1d kprop_dao dao::causal_conv1d --refusal "dao adapter: unsupported"
+# The kernels share the GPU (each run's CPU oracle is the limit): one process per suite.
+want fla && suite fla causal_conv1d kprop_fla fla::causal_conv1d &
+want liger && suite liger geglu kprop_liger liger::geglu &
+want liger && suite liger_ascend geglu kprop_liger liger_ascend::geglu &
+(
+  if [ -n "$dao_pid" ]; then
+    wait $dao_pid 2>/dev/null || while kill -0 $dao_pid 2>/dev/null; do sleep 2; done
+    note "dao extension: $(tail -1 "$RESULTS/dao-build.log") after $(since "$t0") s"
+  fi
+  want dao && suite dao causal_conv1d kprop_dao dao::causal_conv1d --refusal "dao adapter: unsupported"
+) &
 
 # --- Speed: cases/s per property and case size, in-process, where the time goes --------
-want speed && for size in "small --max-length 16 --max-segments 2" "large --max-length 256 --max-segments 8"; do
-  set -- $size
-  label=$1; shift
-  for property in vs_reference gradient; do
-    run "speed-fla-$label-$property" kprop check causal_conv1d --import kprop_fla \
-      --impl fla::causal_conv1d --device cuda --property "$property" --cases 500 --no-isolation \
-      --no-corpus --dtype float32 "$@"
-    run "speed-liger-$label-$property" kprop check geglu --import kprop_liger \
-      --impl liger::geglu --device cuda --property "$property" --cases 500 --no-isolation --no-corpus
+speed() {
+  for size in "small --max-length 16 --max-segments 2" "large --max-length 256 --max-segments 8"; do
+    set -- $size
+    local label=$1; shift
+    run "speed-fla-$label" kprop check causal_conv1d --import kprop_fla --impl fla::causal_conv1d \
+      --device cuda --property vs_reference --cases 2000 --no-isolation --no-corpus \
+      --dtype float32 "$@"
   done
-done
+  for size in "small" "large --limit max_rows=256 --limit max_cols=1024"; do
+    set -- $size
+    local label=$1; shift
+    run "speed-liger-$label" kprop check geglu --import kprop_liger --impl liger::geglu \
+      --device cuda --property vs_reference --cases 2000 --no-isolation --no-corpus "$@"
+  done
+}
+want speed && speed &
 
 # --- The GEGLU MLP at the seed's shape, matmuls on the GPU ------------------------------
-want precision && run precision-seed-unscaled kprop report precision geglu_mlp --impl torch_policy --device cuda
-want precision && run precision-seed-fan-in kprop report precision geglu_mlp --impl torch_policy --device cuda \
-  --scale fan_in
-want precision && run precision-seed-liger kprop report precision geglu_mlp --import kprop_liger \
-  --impl liger::geglu --device cuda
+precision() {
+  run precision-seed-unscaled kprop report precision geglu_mlp --impl torch_policy --device cuda
+  run precision-seed-fan-in kprop report precision geglu_mlp --impl torch_policy --device cuda \
+    --scale fan_in
+  run precision-seed-fp32-product kprop report precision geglu_mlp --impl flat@fp32_product \
+    --device cuda
+  run precision-seed-liger kprop report precision geglu_mlp --import kprop_liger \
+    --impl liger::geglu --device cuda
+}
+want precision && precision &
+wait
 
 note "== done $(date -u +%FT%TZ)"
