@@ -70,6 +70,11 @@ def _load_flat():
     return module
 
 
+# Its tiling reads the NPU's unified-buffer size, or ASCEND_UB_CAPACITY_BITS off an NPU:
+# the 192 KiB of an Ascend 910B, kprop's default `buffer_bytes` (the hint is not passed
+# per call: the size is read once).
+os.environ.setdefault("ASCEND_UB_CAPACITY_BITS", str(192 * 1024 * 8))
+
 try:
     _flat = _load_flat()
 except Exception as e:  # an NPU-only import on this machine: say so, keep liger::geglu
