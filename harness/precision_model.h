@@ -76,6 +76,11 @@ struct ChainTensor {
   // point that explains every difference, as the kernel names it (KernelInfo::
   // rounding_point), or "" when it names none.
   std::string rounding_point;
+  // For the kernel's own outputs: the kernel in float64 on the low-precision chain's own
+  // inputs (the implementation and the framework get the same ones), and the bound of the
+  // kernel's own roundings there. A defect of the kernel shows here even where the errors
+  // its inputs carry from the matmuls dwarf it. Undefined for other tensors.
+  at::Tensor local_exact, local_bound, local_typical;
 };
 
 struct ModelRun {

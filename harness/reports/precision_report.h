@@ -5,7 +5,8 @@
 // the smallest atol a `torch.testing`-style check would need — beside the derived bound,
 // and a verdict with its reason in one sentence.
 //
-// Verdicts, per tensor, in this order:
+// Verdicts, per tensor, in this order, each judged against the float64 chain and, for the
+// kernel's own outputs, also against the kernel in float64 on the chain's own inputs:
 //   bound_broken    the framework's own chain is outside the derived bound: the machine's
 //                   arithmetic is not what the bound models; nothing can be concluded
 //   bit_exact       the implementation's chain equals the framework's, bit for bit
@@ -77,6 +78,10 @@ struct TensorPrecision {
   // impl vs framework is judged against the sum of the two chains' bounds (each is
   // within its own bound of float64).
   Comparison vs_framework, impl_vs_exact, framework_vs_exact;
+  // The kernel's own outputs only: each chain vs the kernel in float64 on the chain's own
+  // inputs, judged by the bound of the kernel's own roundings (ChainTensor::local_exact).
+  bool has_local = false;
+  Comparison impl_vs_local, framework_vs_local;
   PrecisionVerdict verdict = PrecisionVerdict::rounding;
   std::string reason;  // one sentence
 };

@@ -130,6 +130,33 @@ Bounded transposed(const Bounded& b) {
   return {b.value.t(), b.worst.t(), b.typical.t()};
 }
 
+// GEGLU in float64 on the low-precision chain's own inputs, with the bound of the policy's
+// own roundings there (its inputs exact): how far the kernel itself may be.
+struct Local {
+  Bounded c, da, db;
+};
+
+Local local_bounds(const Implementation& reference, const Chain& low, const Shape& s,
+                   double u) {
+  const std::vector<int64_t> rows{s.batch, s.seq, s.intermediate};
+  const auto device = low.h_gate.device();
+  const auto on_cpu = [&](const at::Tensor& t) { return t.cpu().view(rows); };
+  const auto back = [&](const at::Tensor& t) {
+    return t.to(device).reshape({s.tokens(), s.intermediate});
+  };
+  const at::Tensor c = geglu::geglu_forward(reference.op_namespace, on_cpu(low.h_gate),
+                                            on_cpu(low.h_up), s.num_cores, s.buffer_bytes);
+  const auto [da, db] =
+      geglu::geglu_backward(reference.op_namespace, on_cpu(low.dc), on_cpu(low.h_gate),
+                            on_cpu(low.h_up), s.num_cores, s.buffer_bytes);
+  const Bounded a = exact_input(low.h_gate), b = exact_input(low.h_up),
+                dc = exact_input(low.dc);
+  Local l;
+  l.c = forward_error(back(c), a, b, u);
+  std::tie(l.da, l.db) = backward_error(back(da), back(db), dc, a, b, u);
+  return l;
+}
+
 // The derived bounds of every tensor of the chain, from the float64 chain's values.
 struct Bounds {
   Bounded c, y, dw_down, da, db, dw_gate, dw_up, dx;
@@ -249,6 +276,7 @@ class GegluMlp final : public PrecisionModel {
     run.seconds.push_back({"float64 chain", lap(clock)});
 
     const Bounds b = chain_bounds(in64, exact, low);
+    const Local own = local_bounds(setup.reference, impl, s, unit_roundoff(low));
     run.seconds.push_back({"bounds", lap(clock)});
 
     // How each tensor's magnitude grows with the shape (standard deviations; the largest
@@ -267,32 +295,46 @@ class GegluMlp final : public PrecisionModel {
       return fan_in ? scaled : unscaled;
     };
 
-    const auto add = [&](const std::string& name, const std::string& about, bool kernel_output,
-                         int64_t k, const at::Tensor& a, const at::Tensor& f,
-                         const Bounded& bound, std::map<std::string, double> growth,
-                         std::vector<int64_t> sizes) {
-      run.tensors.push_back({name, about, kernel_output, k, a.cpu().reshape(sizes),
-                             f.cpu().reshape(sizes), bound.value.cpu().reshape(sizes),
-                             bound.worst.cpu().reshape(sizes), bound.typical.cpu().reshape(sizes),
-                             std::move(growth),
-                             kernel_output ? rounding_point(name, impl, framework, s) : ""});
+    const auto add = [&](const std::string& name, const std::string& about, int64_t k,
+                         const at::Tensor& a, const at::Tensor& f, const Bounded& bound,
+                         std::map<std::string, double> growth, std::vector<int64_t> sizes,
+                         const Bounded* local = nullptr) {
+      const auto here = [&](const at::Tensor& t) { return t.cpu().reshape(sizes); };
+      ChainTensor t;
+      t.name = name;
+      t.about = about;
+      t.kernel_output = local != nullptr;
+      t.reduction = k;
+      t.impl = here(a);
+      t.framework = here(f);
+      t.exact = here(bound.value);
+      t.bound = here(bound.worst);
+      t.typical = here(bound.typical);
+      t.growth = std::move(growth);
+      if (local) {
+        t.rounding_point = rounding_point(name, impl, framework, s);
+        t.local_exact = here(local->value);
+        t.local_bound = here(local->worst);
+        t.local_typical = here(local->typical);
+      }
+      run.tensors.push_back(std::move(t));
     };
     const std::vector<int64_t> act{s.batch, s.seq, s.intermediate}, io{s.batch, s.seq, s.hidden};
     const std::vector<int64_t> wi{s.intermediate, s.hidden}, wo{s.hidden, s.intermediate};
-    add("c", "GEGLU forward output", true, 0, impl.c, framework.c, b.c, g(hidden, none), act);
-    add("y", "output", false, s.intermediate, impl.y, framework.y, b.y,
+    add("c", "GEGLU forward output", 0, impl.c, framework.c, b.c, g(hidden, none), act, &own.c);
+    add("y", "output", s.intermediate, impl.y, framework.y, b.y,
         g(with(hidden, {{"intermediate", 0.5}}), none), io);
-    add("dw_down", "down_proj weight grad", false, s.tokens(), impl.dw_down, framework.dw_down,
+    add("dw_down", "down_proj weight grad", s.tokens(), impl.dw_down, framework.dw_down,
         b.dw_down, g(with(hidden, tokens), tokens), wo);
-    add("da", "GEGLU grad of the gate input", true, 0, impl.da, framework.da, b.da,
-        g(hidden, ratio), act);
-    add("db", "GEGLU grad of the up input", true, 0, impl.db, framework.db, b.db,
-        g(hidden, ratio), act);
-    add("dw_gate", "gate_proj weight grad", false, s.tokens(), impl.dw_gate, framework.dw_gate,
+    add("da", "GEGLU grad of the gate input", 0, impl.da, framework.da, b.da, g(hidden, ratio),
+        act, &own.da);
+    add("db", "GEGLU grad of the up input", 0, impl.db, framework.db, b.db, g(hidden, ratio),
+        act, &own.db);
+    add("dw_gate", "gate_proj weight grad", s.tokens(), impl.dw_gate, framework.dw_gate,
         b.dw_gate, g(with(hidden, tokens), with(ratio, tokens)), wi);
-    add("dw_up", "up_proj weight grad", false, s.tokens(), impl.dw_up, framework.dw_up,
-        b.dw_up, g(with(hidden, tokens), with(ratio, tokens)), wi);
-    add("dx", "input grad", false, s.intermediate, impl.dx, framework.dx, b.dx,
+    add("dw_up", "up_proj weight grad", s.tokens(), impl.dw_up, framework.dw_up, b.dw_up,
+        g(with(hidden, tokens), with(ratio, tokens)), wi);
+    add("dx", "input grad", s.intermediate, impl.dx, framework.dx, b.dx,
         g(with(hidden, {{"intermediate", 0.5}}), none), io);
     run.seconds.push_back({"collect", lap(clock)});
     return run;

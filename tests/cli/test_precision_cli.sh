@@ -28,7 +28,7 @@ only exact err ""
 run once 0 "$kprop" "${tiny[@]}" --impl flat@fp32_product --markdown "$tmp/r.md" --json-out "$tmp/r.json"
 # (numbers as patterns: another libtorch's matmuls may round a few elements differently)
 N='[0-9.e+-]+'
-line_like once out "- \*\*c\*\* \(rounding\): differs from the framework by 1 ulp at \|value\| $N \(2\^$N\) \(diff $N; $N of 512 elements differ, by at most 1 ulp at \|value\| $N; rounding point: product from the fp32 gelu\); both are within the derived bound of float64 \(error/bound $N and $N\) and the implementation is no more than 2x as far from float64 as the framework: rounding, not a bug\."
+line_like once out "- \*\*c\*\* \(rounding\): differs from the framework by 1 ulp at \|value\| $N \(2\^$N\) \(diff $N; $N of 512 elements differ, by at most 1 ulp at \|value\| $N; rounding point: product from the fp32 gelu\); both are within the derived bound of float64 \(error/bound $N and $N; on its own inputs: $N and $N\) and the implementation is no more than 2x as far from float64 as the framework: rounding, not a bug\."
 line_like once out "First deviation from the framework in the chain: \*\*c\*\* \(GEGLU forward output, an output of the kernel under test itself\): $N of 512 elements differ, by at most 1 ulp \(at \|value\| $N \(2\^$N\)\); every difference is the rounding point \"product from the fp32 gelu\"\."
 line_like once out "\*\*Rounding, not a bug:\*\* flat@fp32_product differs from the framework's bfloat16 policy first in c \(GEGLU forward output: product from the fp32 gelu\), by at most 1 ulp\. .*"
 cmp -s "$tmp/r.md" "$tmp/once.out" || fail "--markdown did not write what was printed"
@@ -43,7 +43,7 @@ line json out '  "impl": "flat@fp32_product",'
 
 # gelu in bf16: the kernel's own outputs are outside the bound: exit 1.
 run defect 1 "$kprop" "${tiny[@]}" --impl flat@gelu_in_dtype
-line_like defect out "- \*\*c\*\* \(outside_bound\): outside the derived bound of float64 \(error/bound $N at \[$N, $N, $N\]; the framework's chain: $N; rounding point: gelu in the input dtype\): a defect — run \`kprop check geglu --impl flat@gelu_in_dtype\` for the minimal case\."
+line_like defect out "- \*\*c\*\* \(outside_bound\): outside the derived bound of (float64|the kernel in float64 on its own inputs) \(error/bound $N at \[$N, $N, $N\]; the framework's chain: $N; rounding point: gelu in the input dtype\): a defect — run \`kprop check geglu --impl flat@gelu_in_dtype\` for the minimal case\."
 line_like defect out '\*\*Not rounding:\*\* c \(outside_bound\), .*da \(outside_bound\), db \(outside_bound\).*'
 
 # Weights scaled by 1/sqrt(fan_in); an implementation from outside kprop.

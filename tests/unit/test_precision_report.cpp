@@ -151,14 +151,34 @@ TEST(Judge, ChoosesTheVerdictAndSaysWhy) {
 
   t = judged(7, 0.3, 0.1);
   EXPECT_EQ(judge(t), PrecisionVerdict::farther);
-  EXPECT_NE(reason_of(t).find("3.0x as far from float64 as the framework's own bfloat16 chain"),
-            std::string::npos);
+  EXPECT_EQ(reason_of(t),
+            "within the derived bound of float64 (error/bound 0.3) but 3.0x as far from it as "
+            "the framework's own bfloat16 chain (0.1), more than the 2x allowed: a defect in "
+            "the rounding policy — run `kprop check geglu --impl x` for the minimal case.");
   EXPECT_EQ(judge(judged(7, 0.2, 0.1)), PrecisionVerdict::rounding);  // exactly 2x: allowed
 
   // The framework outside its own bound: the bound is not this machine's arithmetic.
   t = judged(0, 0.5, 1.2);
   EXPECT_EQ(judge(t), PrecisionVerdict::bound_broken);
   EXPECT_NE(reason_of(t).find("nothing is concluded"), std::string::npos);
+  // A kernel output is also measured against the kernel in float64 on its own inputs.
+  t = judged(7, 0.3, 0.3);
+  t.has_local = true;
+  t.framework_vs_local.error_over_bound = 0.5;
+  t.impl_vs_local.error_over_bound = 3;
+  t.impl_vs_local.worst_index = {0, 1};
+  t.rounding_point = "gelu in the input dtype";
+  EXPECT_EQ(judge(t), PrecisionVerdict::outside_bound);
+  EXPECT_EQ(reason_of(t),
+            "outside the derived bound of the kernel in float64 on its own inputs (error/bound "
+            "3 at [0, 1]; the framework's chain: 0.5; rounding point: gelu in the input "
+            "dtype): a defect — run `kprop check geglu --impl x` for the minimal case.");
+  t.impl_vs_local.error_over_bound = 0.4;
+  EXPECT_EQ(judge(t), PrecisionVerdict::rounding);
+  EXPECT_NE(reason_of(t).find("(error/bound 0.3 and 0.3; on its own inputs: 0.4 and 0.5)"),
+            std::string::npos);
+  t.framework_vs_local.error_over_bound = 1.5;
+  EXPECT_EQ(judge(t), PrecisionVerdict::bound_broken);
   // NaN never passes.
   EXPECT_EQ(judge(judged(7, std::nan(""), 0.1)), PrecisionVerdict::outside_bound);
   EXPECT_EQ(judge(judged(7, 0.1, std::nan(""))), PrecisionVerdict::bound_broken);
@@ -292,6 +312,24 @@ TEST(GegluMlp, GeluInTheLowDtypeIsOutsideTheBound) {
             std::string::npos);
 }
 
+// With unscaled weights and a long reduction before GEGLU, the errors its inputs carry from
+// the matmuls dwarf the kernel's own: measured against the float64 chain, gelu in bf16
+// hides inside the bound. Measured against the kernel in float64 on its own inputs, it
+// does not.
+TEST(GegluMlp, AKernelDefectShowsOnItsOwnInputsWhereTheMatmulsHideIt) {
+  ModelCase run;
+  run.impl = "flat@gelu_in_dtype";
+  run.shape = {{"batch", 1}, {"seq", 4}, {"hidden", 2048}, {"intermediate", 256}};
+  const auto r = report_of(run);
+  const auto& c = tensor(r, "c");
+  EXPECT_LE(c.impl_vs_exact.error_over_bound, 1);
+  EXPECT_GT(c.impl_vs_local.error_over_bound, 10);
+  EXPECT_LE(c.framework_vs_local.error_over_bound, 1);
+  EXPECT_EQ(c.verdict, PrecisionVerdict::outside_bound);
+  EXPECT_NE(c.reason.find("outside the derived bound of the kernel in float64 on its own inputs"),
+            std::string::npos);
+}
+
 TEST(GegluMlp, JsonHasTheNumbers) {
   ModelCase run;
   run.impl = "flat@fp32_product";
@@ -354,6 +392,8 @@ TEST(GegluMlpBound, HoldsForTheFrameworkAndCorrectVariants) {
       for (const auto& t : r.tensors) {
         EXPECT_LE(t.framework_vs_exact.error_over_bound, 1) << t.name << " seed " << run.seed;
         EXPECT_LE(t.impl_vs_exact.error_over_bound, 1) << impl << " " << t.name;
+        EXPECT_LE(t.framework_vs_local.error_over_bound, 1) << t.name << " seed " << run.seed;
+        EXPECT_LE(t.impl_vs_local.error_over_bound, 1) << impl << " " << t.name;
         EXPECT_NE(t.verdict, PrecisionVerdict::farther) << impl << " " << t.name;
       }
     }
@@ -371,6 +411,9 @@ TEST(GegluMlpBound, IsNotLoose) {
           << t.name << " seed " << run.seed << " " << to_string(run.scale);
       EXPECT_GE(f.error_over_typical, 0.2) << t.name;
       EXPECT_LE(f.error_over_typical, 5) << t.name;
+      if (t.has_local) {
+        EXPECT_GE(t.framework_vs_local.error_over_bound, 0.25) << t.name;
+      }
     }
   }
 }
