@@ -75,6 +75,7 @@ kprop() { $PY -m kprop "$@"; }
 run() {
   local name=$1; shift
   local t=$(stamp)
+  [ "$1" = kprop ] && set -- "$PY" -m kprop "${@:2}"  # timeout runs programs, not functions
   timeout -s INT -k 30 "$RUN_SECONDS" "$@" > "$RESULTS/$name.log" 2>&1
   local rc=$?
   note "-- $name: exit $rc in $(since "$t") s: $*"
