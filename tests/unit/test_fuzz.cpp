@@ -86,6 +86,7 @@ TEST(FuzzSeeds, OneSeedPerDistinctCaseAndTheyDecodeToTheCorpusCases) {
   EXPECT_EQ(static_cast<size_t>(std::distance(fs::directory_iterator(dir), {})), distinct.size());
   std::set<std::string> decoded, expected;
   for (const auto& f : corpus_cases()) {
+    if (f.c.kernel != "causal_conv1d") continue;  // the seeds of one kernel's target
     Case c = f.c;
     c.impl = "tiled";
     expected.insert(case_to_json(c).dump());
