@@ -50,7 +50,8 @@ void add_common_options(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--load", o.libraries, "shared library registering operators; repeatable");
   cmd->add_option("--import", o.imports,
                   "Python module registering operators with torch.library (python3 -m kprop "
-                  "only); repeatable");
+                  "only); repeatable")
+      ->allow_extra_args(false);  // `replay --import MODULE FILE`: FILE is no module
   cmd->add_option("--device", o.device,
                   "where implementations from outside run: cpu (default), cuda, cuda:N; "
                   "cases are drawn and checked on the CPU")

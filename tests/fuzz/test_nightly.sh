@@ -69,7 +69,9 @@ before, after, summary = (json.load(open(p)) for p in sys.argv[1:])
 assert sum(before["positions"].values()) > 0, before
 for s in summary["searches"]:
     key = f'{s["kernel"]}/{s["impl"]}/{s["property"]}'
-    assert after["positions"][key] == before["positions"].get(key, 0) + s["cases"], (key, before, after, s)
+    # A search the budget never reached (a loaded machine: one gradient slice can take
+    # longer than the whole 10 s run) has no position yet: 0.
+    assert after["positions"].get(key, 0) == before["positions"].get(key, 0) + s["cases"], (key, before, after, s)
 PY
 [ "$seeds_after" -ge "$seeds_before" ] || fail "working corpus shrank: $seeds_before -> $seeds_after"
 if pgrep -f "$tmp/killed/" >/dev/null; then fail "processes of the killed run remain"; fi
