@@ -26,12 +26,12 @@ std::vector<KnownDefect> known_defects() {
        "once, more accurate than the framework, which rounds gelu to the input dtype first: c "
        "deviates from the policy by an ulp, within the derived bound (not a bug)",
        {"flat@fp32_product"}, "policy", {}, false,
-       "c deviates from policy [product from the fp32 gelu]", one_contiguous_row},
+       "c deviates from policy", one_contiguous_row},
       {"db without the round trip",
        "the backward takes db = fl(dc * gelu_fp32(a)) without rounding gelu through the input "
        "dtype, as the forward did: db deviates from the policy, within the derived bound",
        {"flat@bwd_no_roundtrip"}, "policy", {}, false,
-       "db deviates from policy [db from the fp32 gelu]", one_contiguous_row},
+       "db deviates from policy", one_contiguous_row},
       {"rows read as if contiguous",
        "the flatten-1D path reads a[i] and b[i] for element i: right for contiguous inputs, but "
        "in the fused layout (a and b the halves of one [.., 2 cols] projection) every row past "
