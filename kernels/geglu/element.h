@@ -44,10 +44,14 @@ class Element {
     Acc operator()(Acc v) const { return round_to(dtype, v); }
   };
 
+  // flat@gelu_in_dtype evaluates gelu in the dtype; float64 inputs are computed in
+  // float64 by every version of the kernel, so there it is the policy.
+  bool gelu_in_dtype() const { return variant_ == Variant::gelu_in_dtype && dtype_ != at::kDouble; }
+
   // gelu(a) as the product and db use it: in fp32, rounded to the dtype (the policy), or,
   // in flat@gelu_in_dtype, every step in the dtype.
   Acc gelu(Acc a) const {
-    if (variant_ == Variant::gelu_in_dtype) {
+    if (gelu_in_dtype()) {
       const RoundToDtype r{dtype_};
       return GeluSteps<Acc, RoundToDtype>(a, r).gelu(r);
     }
@@ -56,7 +60,7 @@ class Element {
 
   // gelu'(a) in fp32 (policy), or every step in the dtype (flat@gelu_in_dtype).
   Acc gelu_grad(Acc a) const {
-    if (variant_ == Variant::gelu_in_dtype) {
+    if (gelu_in_dtype()) {
       const RoundToDtype r{dtype_};
       return GeluSteps<Acc, RoundToDtype>(a, r).gelu_grad(a, r);
     }

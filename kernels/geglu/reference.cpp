@@ -12,14 +12,19 @@ namespace {
 
 const double kS = std::sqrt(2.0 / M_PI);
 
-// gelu_tanh(x) = x/2 (1 + tanh(s (x + 0.044715 x^3))), s = sqrt(2/pi)
-double gelu(double x) { return 0.5 * x * (1.0 + std::tanh(kS * (x + 0.044715 * x * x * x))); }
+// u = s (x + 0.044715 x^3), s = sqrt(2/pi); gelu_tanh(x) = x/2 (1 + tanh u). With
+// 1 + tanh u = 2 / (1 + e^(-2u)) the value keeps its relative accuracy where 1 + tanh u
+// cancels (x < -5): the oracle stays accurate there, and so does the finite difference
+// the gradient property takes of it.
+double inner(double x) { return kS * (x + 0.044715 * x * x * x); }
+double gelu(double x) { return x / (1.0 + std::exp(-2.0 * inner(x))); }
 
-// d/dx: (1 + tanh u)/2 + x/2 sech^2(u) s (1 + 3 · 0.044715 x^2), u = s (x + 0.044715 x^3)
+// d/dx = (1 + tanh u)/2 + x/2 sech^2(u) u',  u' = s (1 + 3 · 0.044715 x^2), where
+// (1 + tanh u)/2 = 1 / (1 + e^(-2u)) and sech^2(u)/4 = that times 1 / (1 + e^(2u)).
 double gelu_derivative(double x) {
-  const double u = kS * (x + 0.044715 * x * x * x);
-  const double th = std::tanh(u);
-  return 0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * kS * (1.0 + 3.0 * 0.044715 * x * x);
+  const double u = inner(x);
+  const double up = 1.0 / (1.0 + std::exp(-2.0 * u)), down = 1.0 / (1.0 + std::exp(2.0 * u));
+  return up + 2.0 * x * up * down * kS * (1.0 + 3.0 * 0.044715 * x * x);
 }
 
 at::Tensor empty64_like(const at::Tensor& t) {

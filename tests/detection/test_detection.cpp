@@ -13,6 +13,7 @@
 #include "harness/runner.h"
 #include "kernels/causal_conv1d/shape.h"
 #include "kernels/causal_conv1d/tiling.h"
+#include "tests/detection/minimality.h"
 #include "tests/test_names.h"
 
 namespace kprop {
@@ -35,22 +36,6 @@ SearchOptions options_for(const KnownDefect& d, const std::string& impl, uint64_
   o.cases = kCases;
   o.seed = seed;
   return o;
-}
-
-// 1-minimal: no single schema step gives a smaller case that still shows the symptom;
-// and the minimal case still shows it, with the identity the search named.
-void expect_one_minimal(const Failure& f) {
-  ASSERT_TRUE(f.shrunk);
-  EXPECT_FALSE(f.shrunk->budget_exhausted);
-  const Case& m = f.minimal();
-  const Verdict again = evaluate(m);
-  EXPECT_TRUE(again.shows(f.symptom)) << again.signature();
-  EXPECT_EQ(identity(conv().schema(), m, f.symptom), f.identity);
-  for (const Case& smaller : shrink_steps(conv().schema(), m, {m.dtype})) {
-    const Verdict v = evaluate(smaller);
-    EXPECT_FALSE(v.shows(f.symptom)) << "a smaller case shows " << f.symptom << ":\n"
-                                     << format_case(smaller);
-  }
 }
 
 // The historical states in the order they were merged, then kprop's correct tiling.

@@ -199,5 +199,30 @@ TEST(ToleranceTest, BfloatSixteenSumsStayWithinTheirBoundToo) {
   }
 }
 
+TEST(ToleranceTest, UlpsBetweenValuesOfADtype) {
+  EXPECT_EQ(ulps_between(1.0, 1.0, at::kBFloat16), 0);
+  EXPECT_EQ(ulps_between(1.0, 1.0078125, at::kBFloat16), 1);  // 1 + 2^-7
+  EXPECT_EQ(ulps_between(1.0, 1.0 + std::ldexp(1.0, -10), at::kHalf), 1);
+  EXPECT_EQ(ulps_between(1.0, std::nextafter(1.0f, 2.0f), at::kFloat), 1);
+  EXPECT_EQ(ulps_between(1.0, std::nextafter(1.0, 2.0), at::kDouble), 1);
+  // Across zero: -0 and +0 are one apart, the smallest subnormals one more each side.
+  EXPECT_EQ(ulps_between(-0.0, 0.0, at::kFloat), 1);
+  const double tiny = std::numeric_limits<float>::denorm_min();
+  EXPECT_EQ(ulps_between(-tiny, tiny, at::kFloat), 3);
+  EXPECT_EQ(ulps_between(2.0, 1.0, at::kHalf), 1024);  // a binade of float16
+  EXPECT_EQ(ulps_between(std::nan(""), std::nan(""), at::kHalf), 0);
+  EXPECT_EQ(ulps_between(std::nan(""), 1.0, at::kHalf), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(ulps_between(-std::numeric_limits<double>::max(), std::numeric_limits<double>::max(),
+                         at::kDouble),
+            std::numeric_limits<int64_t>::max());
+}
+
+TEST(ToleranceTest, LargestFiniteOfEachDtype) {
+  EXPECT_EQ(largest_finite(at::kHalf), 65504.0);
+  EXPECT_EQ(largest_finite(at::kFloat), std::numeric_limits<float>::max());
+  EXPECT_GT(largest_finite(at::kBFloat16), 3.38e38);
+  EXPECT_EQ(largest_finite(at::kDouble), std::numeric_limits<double>::max());
+}
+
 }  // namespace
 }  // namespace kprop

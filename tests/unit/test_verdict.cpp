@@ -532,5 +532,80 @@ TEST_F(VerdictTest, JsonRoundTrip) {
   EXPECT_THROW(verdict_from_json(nlohmann::json::object()), std::runtime_error);
 }
 
+// Exactness checks (compare_exact): any difference is a mismatch, measured in ulps of the
+// dtype; the symptom says what the tensor deviates from and where (the region
+// kernel names, else the region), with no number of the case in it.
+TEST_F(VerdictTest, ExactComparisonCountsUlpsAndNamesTheDeviation) {
+  const auto e = y_like().to(at::kBFloat16);
+  auto a = e.clone();
+  // One element one bfloat16 ulp away, another three (its bits moved; no sign crossed).
+  int16_t* bits = a.view({-1}).view(at::kShort).data_ptr<int16_t>();
+  bits[5] += 1;
+  bits[40] -= 3;
+  NamedTensors actual, expected;
+  actual.set("y", a);
+  expected.set("y", e);
+  auto rows = compare_exact(kernel_, problem_, actual, expected, "deviates from policy", "policy");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].mismatches, 2);
+  EXPECT_EQ(rows[0].max_ulps, 3);
+  EXPECT_EQ(rows[0].index, (std::vector<int64_t>{0, 1, 8}));  // element 40 of [1, 16, 32]
+  EXPECT_TRUE(rows[0].exact());
+  rows[0].rounding_point = "product from the fp32 gelu";
+  rows[0].error_over_bound = 0.25;
+  Verdict v;
+  v.kernel = "k";
+  v.impl = "i";
+  v.property = "policy";
+  v.tensors = rows;
+  conclude(v);
+  EXPECT_TRUE(v.failed());
+  // The region of the worst element (row 1 of 16: W = 4); the rounding point is in the
+  // message only.
+  EXPECT_EQ(v.symptoms(), std::vector<std::string>{"y deviates from policy [head rows]"});
+  EXPECT_EQ(v.message, "y deviates from policy by up to 3 ulps in 2 of 512 elements (within the "
+                       "derived bound: 0.25 of it; product from the fp32 gelu)");
+  EXPECT_TRUE(v.shows("y deviates from policy [head rows]"));
+  EXPECT_FALSE(v.shows("y"));
+  // Bit-identical: a passing row with no ulps.
+  const auto same = compare_exact(kernel_, problem_, expected, expected, "varies with layout", "layout");
+  EXPECT_TRUE(same[0].passed());
+  EXPECT_EQ(same[0].max_ulps, 0);
+  // The verdict crosses a process boundary (worker isolation) whole.
+  const Verdict back = verdict_from_json(verdict_to_json(v));
+  EXPECT_EQ(back.signature(), v.signature());
+  EXPECT_EQ(back.tensors[0].max_ulps, 3);
+  EXPECT_EQ(back.tensors[0].rounding_point, "product from the fp32 gelu");
+}
+
+TEST_F(VerdictTest, ExactComparisonSeesTheSignOfZeroAndAnotherDtype) {
+  const auto zero = at::zeros({1, 16, 32}, at::kFloat);
+  NamedTensors plus, minus, wide;
+  plus.set("y", zero);
+  minus.set("y", -zero);
+  wide.set("y", zero.to(at::kDouble));
+  const auto sign = compare_exact(kernel_, problem_, minus, plus, "deviates from policy", "");
+  EXPECT_EQ(sign[0].mismatches, 512);
+  EXPECT_EQ(sign[0].max_ulps, 1);
+  const auto dtype = compare_exact(kernel_, problem_, wide, plus, "deviates from policy", "");
+  EXPECT_EQ(dtype[0].region, "dtype differs");
+  EXPECT_FALSE(dtype[0].passed());
+}
+
+// An infinite bound (the exact value overflows the dtype) admits any value, infinity and
+// NaN included.
+TEST_F(VerdictTest, InfiniteBoundAdmitsAnything) {
+  const auto e = y_like();
+  auto a = e.clone();
+  a.view({-1})[0] = kInf;
+  a.view({-1})[1] = std::nan("");
+  auto bound = at::full_like(e, 1e-12);
+  bound.view({-1})[0] = kInf;
+  bound.view({-1})[1] = kInf;
+  const auto rows = compare1("y", a, e, bound);
+  EXPECT_TRUE(rows[0].passed());
+  EXPECT_EQ(rows[0].error_over_bound, 0);
+}
+
 }  // namespace
 }  // namespace kprop
