@@ -1,9 +1,11 @@
 // Time to detect: how many cases and seconds kprop needs to find, and then to shrink,
-// each defect of the historical Ascend states, from a cold start.
+// each known defect of a kernel's historical states and variants, from a cold start.
 //
-//   bench_detection [SEEDS=20] [MAX_CASES=5000]
+//   bench_detection [SEEDS=20] [MAX_CASES=5000] [KERNEL...=every kernel]
 //
-// Part 1, first failure: for each historical state x property, the median over SEEDS
+// Per kernel (causal_conv1d: the historical Ascend states; geglu: the variants of the
+// flatten-1D port), the implementations its known defects name:
+// Part 1, first failure: for each such implementation x property, the median over SEEDS
 // seeds of the cases and seconds to the first failure and to its minimal case.
 // Part 2, known defects: for each known defect and each state that has it, the median
 // cases and seconds until a minimal failure shows that defect (kprop's hunt: failures of
@@ -30,17 +32,20 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-}  // namespace
+// The implementations the kernel's known defects name, in the order they first appear.
+std::vector<std::string> defective_implementations(const kprop::KernelInfo& kernel) {
+  std::vector<std::string> out;
+  for (const auto& d : kernel.known_defects())
+    for (const auto& impl : d.impls)
+      if (std::find(out.begin(), out.end(), impl) == out.end()) out.push_back(impl);
+  return out;
+}
 
-int main(int argc, char** argv) {
-  const int seeds = argc > 1 ? std::atoi(argv[1]) : 20;
-  const int64_t max_cases = argc > 2 ? std::atoll(argv[2]) : 5000;
-  const std::vector<std::string> states{"tiled@original", "tiled@clamped", "tiled@fixed"};
-  const std::vector<std::string> properties{"gradient", "chunked", "packed", "vs_reference",
-                                            "cores"};
-
+void bench_kernel(const kprop::KernelInfo& kernel, int seeds, int64_t max_cases) {
+  const std::vector<std::string> states = defective_implementations(kernel);
+  const std::vector<std::string> properties = kernel.properties();
+  fmt::print("# {}\n\n", kernel.name());
   fmt::print("## First failure, per state and property (median over {} seeds)\n\n", seeds);
-  const auto& kernel = kprop::find_kernel("causal_conv1d");
   fmt::print("| state | property | found | cases | s to failure | s to minimal | "
              "most common identity |\n|---|---|---|---|---|---|---|\n");
   for (const auto& impl : states)
@@ -103,5 +108,16 @@ int main(int argc, char** argv) {
                  impl, defect.property, cases.size(), seeds, median(cases), median(to_find),
                  median(shrinking), median(seconds), example);
     }
+  fmt::print("\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int seeds = argc > 1 ? std::atoi(argv[1]) : 20;
+  const int64_t max_cases = argc > 2 ? std::atoll(argv[2]) : 5000;
+  std::vector<std::string> kernels(argv + std::min(argc, 3), argv + argc);
+  if (kernels.empty()) kernels = kprop::kernel_names();
+  for (const auto& name : kernels) bench_kernel(kprop::find_kernel(name), seeds, max_cases);
   return 0;
 }

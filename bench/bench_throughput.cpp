@@ -1,11 +1,17 @@
 // Property evaluations per second, per property, on one core.
 //
-//   bench_throughput [CASES=2000] [REPEATS=5] [IMPL=tiled] [PROPERTY=all]
+//   bench_throughput [CASES=2000] [REPEATS=5] [IMPL=default] [PROPERTY=all]
+//                    [KERNEL=causal_conv1d]
 //
-// Two populations, both from the generator (at most 4 segments of typical length <= 16):
-//   drawn  every case as drawn, including D = 256 (the device forward's BD without an
-//          initial state) and cases the implementation rejects;
-//   small  only the drawn cases with D = 32 and at most 16 rows in all.
+// IMPL `default` is the kernel's default implementation (causal_conv1d: tiled; geglu:
+// flat). Two populations, both from the generator:
+//   causal_conv1d (at most 4 segments of typical length <= 16)
+//     drawn  every case as drawn, including D = 256 (the device forward's BD without an
+//            initial state) and cases the implementation rejects;
+//     small  only the drawn cases with D = 32 and at most 16 rows in all.
+//   geglu (the schema's default limits: rows <= 8, cols <= 64 but for block edges)
+//     drawn  every case as drawn;
+//     small  only the drawn cases of at most 64 elements.
 // Each evaluation materializes the case, runs the implementation and the reference
 // through the dispatcher, derives the error bounds and compares. Prints Markdown.
 //
@@ -22,6 +28,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <functional>
+#include <map>
 #include <numeric>
 
 #include "generators/draw.h"
@@ -59,14 +67,34 @@ struct Population {
   }
 };
 
+// What a kernel's populations draw, and which drawn cases count as small.
+struct Space {
+  std::map<std::string, int64_t> limits;
+  std::function<bool(const kprop::Case&)> small;
+};
+
+Space space_of(const std::string& kernel) {
+  if (kernel == "causal_conv1d")
+    return {{{"max_segments", 4}, {"max_length", 16}}, [](const kprop::Case& c) {
+              const auto& lengths = c.integers("lengths");
+              const int64_t total = std::accumulate(lengths.begin(), lengths.end(), int64_t{0});
+              return c.integer("D") == 32 && total <= 16;
+            }};
+  return {{}, [](const kprop::Case& c) {
+            return c.integer("batch") * c.integer("rows") * c.integer("cols") <= 64;
+          }};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const int64_t cases = argc > 1 ? std::atoll(argv[1]) : 2000;
   const int repeats = argc > 2 ? std::max(1, std::atoi(argv[2])) : 5;
-  const std::string impl = argc > 3 ? argv[3] : "tiled";
   const std::string only = argc > 4 ? argv[4] : "all";
-  const auto& kernel = kprop::find_kernel("causal_conv1d");
+  const auto& kernel = kprop::find_kernel(argc > 5 ? argv[5] : "causal_conv1d");
+  const std::string asked = argc > 3 ? argv[3] : "default";
+  const std::string impl = asked == "default" ? kernel.default_implementation() : asked;
+  const Space bench_space = space_of(kernel.name());
   at::set_num_threads(1);  // per core
   fmt::print("| property | impl | population | cases | evaluations/s (best) | median | "
              "mean ms (best) | passed | rejected | skipped |\n"
@@ -78,16 +106,14 @@ int main(int argc, char** argv) {
     space.impl = impl;
     space.property = name;
     space.dtypes = kprop::find_property(name).dtypes();
-    space.limits = {{"max_segments", 4}, {"max_length", 16}};
+    space.limits = bench_space.limits;
     space.size = 50;
     Population drawn{name, "drawn", {}, {}, {}}, small{name, "small", {}, {}, {}};
     for (int64_t i = 0; small.cases.size() < static_cast<size_t>(cases); ++i) {
       kprop::RandomChoices choices(kprop::case_seed(7, i));
       const auto c = kprop::draw_case(kernel.schema(), choices, space);
       if (static_cast<int64_t>(drawn.cases.size()) < cases) drawn.cases.push_back(c);
-      const auto& lengths = c.integers("lengths");
-      const int64_t total = std::accumulate(lengths.begin(), lengths.end(), int64_t{0});
-      if (c.integer("D") == 32 && total <= 16) small.cases.push_back(c);
+      if (bench_space.small(c)) small.cases.push_back(c);
     }
     populations.push_back(std::move(drawn));
     populations.push_back(std::move(small));
@@ -108,8 +134,11 @@ int main(int argc, char** argv) {
       small_cases += static_cast<int64_t>(p.cases.size());
     }
   }
+  const char* counts[] = {"", "one", "two", "three", "four", "five", "six", "seven"};
+  const size_t n = kernel.properties().size();
   if (only == "all")
-    fmt::print("| all five, equally often | {} | small | {} | {:.0f} | | {:.3f} | | | |\n", impl,
-               small_cases, small_cases / small_seconds, 1e3 * small_seconds / small_cases);
+    fmt::print("| all {}, equally often | {} | small | {} | {:.0f} | | {:.3f} | | | |\n",
+               n < 8 ? counts[n] : std::to_string(n).c_str(), impl, small_cases,
+               small_cases / small_seconds, 1e3 * small_seconds / small_cases);
   return 0;
 }

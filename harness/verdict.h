@@ -72,9 +72,8 @@ struct Verdict {
 
   bool failed() const { return status == Status::fail; }
   // What failed, one entry per failing tensor ("dw [taps that read h0]": the region of
-  // its worst element; "c deviates from policy [product from the fp32 gelu]": an
-  // exactness check, with the rounding point the kernel names or else the region), per
-  // kind of memory finding ("out-of-bounds load") and the fault
+  // its worst element; "c deviates from policy": an exactness check), per kind of memory
+  // finding ("out-of-bounds load") and the fault
   // ("crash (SIGSEGV)"), in comparison order. A defect's identity is built from one of them (harness/identity.h).
   std::vector<std::string> symptoms() const;
   bool shows(const std::string& symptom) const;  // a failure with this symptom

@@ -108,7 +108,8 @@ struct PrecisionReport {
   std::string bound_model;
   std::vector<TensorPrecision> tensors;  // in the chain's order
   std::vector<std::pair<std::string, double>> seconds;  // phases of the model, then "report"
-  double total_seconds = 0;
+  double total_seconds = 0;  // wall
+  double cpu_seconds = 0;    // of the process, all threads
 
   // Every verdict is bit_exact or rounding.
   bool passed() const;

@@ -1,5 +1,6 @@
 #include "kernels/geglu/rounding_points.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <vector>
@@ -43,22 +44,26 @@ bool same(double x, double y) {
   return (x == y && std::signbit(x) == std::signbit(y)) || (std::isnan(x) && std::isnan(y));
 }
 
+// The names of the alternatives that give every element of `actual`, joined by " or "
+// when more than one does (a small case may not tell them apart: shrinking, which keeps
+// the name a failure was found with, then stops short of such a case).
 template <typename Acc>
-std::string first_explaining(at::ScalarType dtype, const std::string& tensor,
-                             const std::vector<double>& dc, const std::vector<double>& a,
-                             const std::vector<double>& b, const std::vector<double>& actual,
-                             const std::vector<double>& policy) {
+std::string explaining(at::ScalarType dtype, const std::string& tensor,
+                       const std::vector<double>& dc, const std::vector<double>& a,
+                       const std::vector<double>& b, const std::vector<double>& actual,
+                       const std::vector<double>& policy) {
+  if (std::equal(actual.begin(), actual.end(), policy.begin(), same)) return "";
+  std::string names;
   for (const auto& alt : alternatives<Acc>(dtype)) {
     if (alt.tensor != tensor) continue;
     bool explains = true;
     for (size_t i = 0; i < actual.size() && explains; ++i)
-      if (!same(actual[i], policy[i]))
-        explains = same(actual[i], static_cast<double>(alt.value(static_cast<Acc>(dc[i]),
-                                                                 static_cast<Acc>(a[i]),
-                                                                 static_cast<Acc>(b[i]))));
-    if (explains) return alt.name;
+      explains = same(actual[i], static_cast<double>(alt.value(static_cast<Acc>(dc[i]),
+                                                               static_cast<Acc>(a[i]),
+                                                               static_cast<Acc>(b[i]))));
+    if (explains) names += (names.empty() ? "" : " or ") + std::string(alt.name);
   }
-  return "";
+  return names;
 }
 
 std::vector<double> values(const at::Tensor& t) {
@@ -78,8 +83,8 @@ std::string rounding_point(const Problem& p, const NamedTensors& cot, const std:
   const auto va = values(a), vb = values(p.inputs.get("b")), vdc = values(dc);
   const auto vactual = values(actual), vpolicy = values(policy);
   return dtype == at::kDouble
-             ? first_explaining<double>(dtype, tensor, vdc, va, vb, vactual, vpolicy)
-             : first_explaining<float>(dtype, tensor, vdc, va, vb, vactual, vpolicy);
+             ? explaining<double>(dtype, tensor, vdc, va, vb, vactual, vpolicy)
+             : explaining<float>(dtype, tensor, vdc, va, vb, vactual, vpolicy);
 }
 
 }  // namespace kprop::geglu

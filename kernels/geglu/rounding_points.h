@@ -1,8 +1,9 @@
 // Naming a deviation from the policy: the rounding points where an implementation may
 // round differently from torch_policy, each with the value an element takes when it does
 // (computed with element.h, as the flatten-1D port's variants compute it). A tensor that
-// deviates is named after the first alternative that gives every element that differs
-// from the policy exactly — "c: product from the fp32 gelu" — or after none.
+// deviates is named after the alternative that gives every one of its elements exactly —
+// "product from the fp32 gelu" — after each such alternative ("A or B") when a small case
+// cannot tell them apart, or after none.
 #pragma once
 
 #include <string>
@@ -11,8 +12,9 @@
 
 namespace kprop::geglu {
 
-// The alternative rounding that explains every element where `actual` differs from
-// `policy` (tensor c, da or db of problem p with cotangent dc), or "" when none does.
+// The alternative rounding that gives every element of `actual` (tensor c, da or db of
+// problem p with cotangent dc), where it differs from `policy`; "" when none does or
+// nothing differs.
 std::string rounding_point(const Problem& p, const NamedTensors& cotangents,
                            const std::string& tensor, const at::Tensor& actual,
                            const at::Tensor& policy);

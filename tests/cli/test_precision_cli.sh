@@ -20,7 +20,7 @@ line_like exact out '- \*\*y\*\* \(bit_exact\): bit-exact with the framework.s b
 line exact out "The implementation's chain is bit-exact with the framework's in every tensor."
 line exact out "**Bit-exact:** flat follows the framework's bfloat16 rounding policy exactly; a test of this module can compare it with the framework's chain at atol = rtol = 0."
 line exact out "### Extrapolated to the default shape"
-line_like exact out 'Time: [0-9.]+ s on cpu \(1 thread\): inputs [0-9.]+ s, bfloat16 chains [0-9.]+ s, float64 chain [0-9.]+ s, bounds [0-9.]+ s, collect [0-9.]+ s, report [0-9.]+ s\.'
+line_like exact out 'Time: [0-9.]+ s on cpu \(1 thread, [0-9.]+ s of CPU\): inputs [0-9.]+ s, bfloat16 chains [0-9.]+ s, float64 chain [0-9.]+ s, bounds [0-9.]+ s, collect [0-9.]+ s, report [0-9.]+ s\.'
 only exact err ""
 
 # One rounding where the framework rounds twice: c differs by one ulp, the matmuls carry

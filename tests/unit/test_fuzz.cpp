@@ -77,30 +77,36 @@ TEST(FuzzInput, CasesOutsideTheTargetsSpaceAreRefusedByName) {
   EXPECT_THROW(encode_fuzz_input({"causal_conv1d", "tiled", "", {}}, c), CaseError);
 }
 
+// Per kernel with a corpus: one seed per distinct corpus case of that kernel, decoding to it.
 TEST(FuzzSeeds, OneSeedPerDistinctCaseAndTheyDecodeToTheCorpusCases) {
-  const fs::path dir = fs::temp_directory_path() / ("kprop-seeds-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  const auto out = write_seeds({"causal_conv1d", "tiled", "", {}}, {kCorpus}, dir.string());
-  EXPECT_TRUE(out.skipped.empty());
-  std::set<std::string> distinct(out.files.begin(), out.files.end());
-  EXPECT_EQ(static_cast<size_t>(std::distance(fs::directory_iterator(dir), {})), distinct.size());
-  std::set<std::string> decoded, expected;
-  for (const auto& f : corpus_cases()) {
-    if (f.c.kernel != "causal_conv1d") continue;  // the seeds of one kernel's target
-    Case c = f.c;
-    c.impl = "tiled";
-    expected.insert(case_to_json(c).dump());
+  for (const std::string kernel : {"causal_conv1d", "geglu"}) {
+    const std::string impl = find_kernel(kernel).default_implementation();
+    const FuzzSpace space{kernel, impl, "", {}};
+    const fs::path dir = fs::temp_directory_path() / ("kprop-seeds-" + std::to_string(getpid()));
+    fs::remove_all(dir);
+    const auto out = write_seeds(space, {kCorpus}, dir.string());
+    EXPECT_TRUE(out.skipped.empty());
+    std::set<std::string> distinct(out.files.begin(), out.files.end());
+    EXPECT_EQ(static_cast<size_t>(std::distance(fs::directory_iterator(dir), {})), distinct.size());
+    std::set<std::string> decoded, expected;
+    for (const auto& f : corpus_cases()) {
+      if (f.c.kernel != kernel) continue;
+      Case c = f.c;
+      c.impl = impl;
+      expected.insert(case_to_json(c).dump());
+    }
+    for (const auto& file : distinct) {
+      std::ifstream in(file, std::ios::binary);
+      const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+      decoded.insert(case_to_json(decode_fuzz_input(space,
+                                                    reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                    bytes.size()))
+                         .dump());
+    }
+    EXPECT_FALSE(expected.empty()) << kernel;
+    EXPECT_EQ(decoded, expected) << kernel;
+    fs::remove_all(dir);
   }
-  for (const auto& file : distinct) {
-    std::ifstream in(file, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), {});
-    decoded.insert(case_to_json(decode_fuzz_input({"causal_conv1d", "tiled", "", {}},
-                                                  reinterpret_cast<const uint8_t*>(bytes.data()),
-                                                  bytes.size()))
-                       .dump());
-  }
-  EXPECT_EQ(decoded, expected);
-  fs::remove_all(dir);
 }
 
 // The bytes of the corpus case of `impl` (its first one).
