@@ -17,15 +17,18 @@ Its conventions differ from kprop's contract, mapped here:
   kernel's final states are columns 1..W-1 of kprop's ht. Column 0 of ht (input position
   L-W) the kernel does not return: the adapter copies it (from x when L >= W, else from
   h0 column L, else 0), and routes dht[:, :, 0] the same way (into dx at L-W, or dh0
-  column L). That column is the adapter's, not the kernel's: copies, no arithmetic.
+  column L). That column is the adapter's, not the kernel's: copies in the forward; in the
+  backward one addition after the kernel's own rounding, so it is done in float32 only (an
+  extra float32 rounding, inside the derived bound) and refused in bf16/fp16.
 - packed sequences: the kernel takes seq_idx [B, T] (int32, channel-last only) instead of
   cu_seqlens, and then neither initial nor final states. With one sequence the case is
   passed as B = 1 without seq_idx; with several, seq_idx, and the final state is gathered
   from x by the adapter.
 
 What cannot be tested, declared as refusals ("dao adapter: unsupported: ..."):
-widths outside 2..4, D not a multiple of 8 (channel-last), float64, and several packed
-sequences with an initial state or a final-state gradient (seq_idx takes no states).
+widths outside 2..4, D not a multiple of 8 (channel-last), float64, several packed
+sequences with an initial state or a final-state gradient (seq_idx takes no states), and a
+nonzero final-state gradient in column 0 in bf16/fp16 (see above).
 """
 import os
 import sys
@@ -142,6 +145,11 @@ def _backward(x, weight, bias, initial_state, cu_seqlens, activation, dy, dht, n
                 empty_like_none(None if dbias is None else dbias.to(bias.dtype), x),
                 x.new_empty(0))
     L = T
+    routed = dht is not None and (L >= W or initial_state is not None)
+    if routed and x.dtype != torch.float32 and bool(dht[:, :, 0].any()):
+        # The kernel has rounded dx (or dh0) to x's dtype before the adapter can add dht's
+        # column 0: a second rounding in bf16/fp16, which kprop's bound rightly refuses.
+        _unsupported(f"a final-state gradient in column 0 (not the kernel's) in {x.dtype}")
     h0 = None if initial_state is None else _channel_last(initial_state[:, :, 1:])
     dht_tail = None if dht is None else _channel_last(dht[:, :, 1:])
     dh0_tail = (None if initial_state is None else

@@ -24,6 +24,23 @@ sys.path.insert(0, _src)
 
 from fla.modules.conv.triton.ops import causal_conv1d_bwd, causal_conv1d_fwd  # noqa: E402
 
+
+def _keep_configs(kernel, n):
+    """Keep the first n of an autotuned kernel's configs (it is wrapped by heuristics)."""
+    while kernel is not None and not hasattr(kernel, "configs"):
+        kernel = getattr(kernel, "fn", None)
+    if kernel is not None:
+        kernel.configs = kernel.configs[:n]
+
+
+# KPROP_FLA_CONFIGS=N: autotune over the first N configs only. Each new (D, W, dtype, flags)
+# compiles every config (16 here), which dominates a search over many shapes; a run with
+# one config tests that config's tiling (BD = 16, the most blocks) in a sixteenth the time.
+if os.environ.get("KPROP_FLA_CONFIGS"):
+    from fla.modules.conv.triton import kernels as _kernels  # noqa: E402
+    for _name in ("causal_conv1d_fwd_kernel", "causal_conv1d_bwd_kernel"):
+        _keep_configs(getattr(_kernels, _name), int(os.environ["KPROP_FLA_CONFIGS"]))
+
 from kprop_schemas import CAUSAL_CONV1D_BWD, CAUSAL_CONV1D_FWD, activation_name, empty_like_none  # noqa: E402
 
 _lib = torch.library.Library("fla", "DEF")

@@ -193,6 +193,30 @@ TEST(HostileInput, FilesystemTroubleIsACaseErrorNamingThePath) {
   }
 }
 
+// A case kept from an outside kernel (a GPU kernel) replays against a built-in one on a
+// machine without that kernel; without --impl, or for a bogus built-in name, it is refused.
+TEST(HostileInput, ReplayWithImplNeedsNoOutsideKernel) {
+  const auto dir = fresh_dir("outside");
+  json j = good_json();
+  const std::string kernel = j["case"]["kernel"];
+  const std::string outside = "gpu::" + kernel;
+  j["case"]["impl"] = outside;
+  j["expect"] = {{outside, "fail"}};
+  const auto file = write(dir / "outside.json", j.dump());
+  EXPECT_THROW(replay(read_case_file(file)), CaseError);
+  const auto r = replay(read_case_file(file), "reference");
+  ASSERT_EQ(r.runs.size(), 1u);
+  EXPECT_EQ(r.runs[0].impl, "reference");
+  EXPECT_TRUE(r.fingerprint_matches);
+  EXPECT_FALSE(r.runs[0].verdict.failed());
+  j["expect"]["bogus"] = "pass";
+  EXPECT_THROW(replay(read_case_file(write(dir / "bogus.json", j.dump())), "reference"),
+               CaseError);
+  j["expect"] = {{"gpu::other_kernel", "fail"}};
+  EXPECT_THROW(replay(read_case_file(write(dir / "other.json", j.dump())), "reference"),
+               CaseError);
+}
+
 TEST(HostileInput, ReplayRefusesUnknownImplementations) {
   const auto dir = fresh_dir("impls");
   json j = good_json();
