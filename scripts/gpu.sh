@@ -7,9 +7,18 @@
 # (default results-gpu/), one log per run plus summary.txt.
 #
 #   scripts/gpu.sh                      # everything (needs the three upstream checkouts)
-#   scripts/gpu.sh build fla            # some parts: build fla liger dao speed precision
+#   scripts/gpu.sh build fla            # some parts: build fla liger dao speed scale launch
+#                                       # precision (default: all)
 #   CASES=300 RUN_SECONDS=60 scripts/gpu.sh   # cases per property, and a time box per run
 #                                       # (SIGINT at the end of it: kprop prints what it has)
+#   SPEED_SECONDS=10                    # the box of each speed measurement
+#
+# Each property runs in its own process (one intra-op thread each), all of them beside each
+# other on the one GPU. Findings go to $RESULTS/corpus, which starts as a copy of
+# corpus/upstream (what is known already is counted, not hunted again).
+# fla's kernels are autotuned over 16 configs per new shape; KPROP_FLA_CONFIGS=1 (the
+# default here) keeps the first only (examples/upstream/kprop_fla.py), and Triton's cache
+# stays in build-gpu/triton-cache between runs.
 #
 # The upstream kernels come from your own checkouts (never committed here):
 #   FLA_SRC                 flash-linear-attention (the folder holding fla/)
@@ -25,7 +34,8 @@ PY=${PYTHON:-$(command -v python3)}
 RESULTS=${RESULTS:-$root/build-gpu/results}
 CASES=${CASES:-1000}
 RUN_SECONDS=${RUN_SECONDS:-600}
-parts=" ${*:-build fla liger dao speed precision} "
+SPEED_SECONDS=${SPEED_SECONDS:-10}
+parts=" ${*:-build fla liger dao speed scale launch precision} "
 want() { [[ "$parts" == *" $1 "* ]]; }
 JOBS=${JOBS:-$(nproc)}
 export FLA_SRC=${FLA_SRC:-$root/.upstream/flash-linear-attention}
@@ -33,7 +43,10 @@ export LIGER_SRC=${LIGER_SRC:-$root/.upstream/Liger-Kernel}
 export DAO_CAUSAL_CONV1D_SRC=${DAO_CAUSAL_CONV1D_SRC:-$root/.upstream/causal-conv1d}
 export DAO_BUILD=${DAO_BUILD:-$root/build-gpu/dao}
 export PATH=/usr/local/cuda/bin:$PATH TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
-mkdir -p "$RESULTS" "$DAO_BUILD"
+export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$root/build-gpu/triton-cache}
+export KPROP_FLA_CONFIGS=${KPROP_FLA_CONFIGS-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+mkdir -p "$RESULTS/corpus" "$DAO_BUILD" "$TRITON_CACHE_DIR"
+cp -rn corpus/upstream/. "$RESULTS/corpus/"
 summary=$RESULTS/summary.txt
 touch "$summary"
 note() { echo "$*" | tee -a "$summary"; }
@@ -83,7 +96,7 @@ run() {
     "$RESULTS/$name.log" | head -12 | sed 's/^/     /' | tee -a "$summary"
 }
 
-# --- Every property against each upstream kernel --------------------------------------
+# --- Every property against each upstream kernel, one process per property -------------
 properties_causal_conv1d="gradient vs_reference chunked packed cores"
 properties_geglu="gradient vs_reference policy invariance"
 suite() {  # NAME KERNEL MODULE IMPL [extra kprop options]
@@ -91,38 +104,90 @@ suite() {  # NAME KERNEL MODULE IMPL [extra kprop options]
   local list=properties_$kernel
   for property in ${!list}; do
     run "$name-$property" kprop check "$kernel" --import "$module" --impl "$impl" \
-      --device cuda --property "$property" --cases "$CASES" --corpus "$RESULTS/corpus" "$@"
+      --device cuda --property "$property" --cases "$CASES" --corpus "$RESULTS/corpus" \
+      --shrink-seconds 240 "$@" &
   done
+  wait
 }
-# The kernels share the GPU (each run's CPU oracle is the limit): one process per suite.
-want fla && suite fla causal_conv1d kprop_fla fla::causal_conv1d &
+dao_ready() {  # waits for the Dao extension's compile (from any subshell); notes it once
+  [ -z "$dao_pid" ] && return
+  while kill -0 $dao_pid 2>/dev/null; do sleep 2; done
+  mkdir "$RESULTS/.dao-noted" 2>/dev/null &&
+    note "dao extension: $(tail -1 "$RESULTS/dao-build.log") after $(since "$t0") s"
+  return 0
+}
+if want fla; then
+  suite fla causal_conv1d kprop_fla fla::causal_conv1d &
+  # The smoke test's lead: dx with a final-state gradient.
+  run fla-final-state-grad kprop check causal_conv1d --import kprop_fla --impl fla::causal_conv1d \
+    --device cuda --property vs_reference --cases "$CASES" --corpus "$RESULTS/corpus" \
+    --shrink-seconds 240 --set final_state_grad=true --dtype float32 &
+fi
 want liger && suite liger geglu kprop_liger liger::geglu &
 want liger && suite liger_ascend geglu kprop_liger liger_ascend::geglu &
-(
-  if [ -n "$dao_pid" ]; then
-    wait $dao_pid 2>/dev/null || while kill -0 $dao_pid 2>/dev/null; do sleep 2; done
-    note "dao extension: $(tail -1 "$RESULTS/dao-build.log") after $(since "$t0") s"
-  fi
-  want dao && suite dao causal_conv1d kprop_dao dao::causal_conv1d --refusal "dao adapter: unsupported"
-) &
+# Dao's suite starts when nvcc is done (~5 min on a fresh machine): DAO_SECONDS boxes it.
+want dao && ( dao_ready; RUN_SECONDS=${DAO_SECONDS:-$RUN_SECONDS}
+  suite dao causal_conv1d kprop_dao dao::causal_conv1d --refusal "dao adapter: unsupported" ) &
+wait
 
-# --- Speed: cases/s per property and case size, in-process, where the time goes --------
-speed() {
-  for size in "small --max-length 16 --max-segments 2" "large --max-length 256 --max-segments 8"; do
-    set -- $size
-    local label=$1; shift
-    run "speed-fla-$label" kprop check causal_conv1d --import kprop_fla --impl fla::causal_conv1d \
-      --device cuda --property vs_reference --cases 2000 --no-isolation --no-corpus \
-      --dtype float32 "$@"
+# --- Speed: cases/s per property and case size, one process each, in-process -----------
+# Shapes pinned (W = 4, D = 64 or 512) so that a Triton kernel meets a few shapes, compiled
+# in a warm-up run first: the numbers are the steady state, not Triton's compiler.
+small_causal_conv1d="--max-length 16 --max-segments 2 --set W=4 --set D=64"
+large_causal_conv1d="--max-length 256 --max-segments 8 --set W=4 --set D=512"
+small_geglu=""
+large_geglu="--limit max_rows=256 --limit max_cols=1024"
+speed_kernel() {  # NAME KERNEL MODULE IMPL [extra]
+  local name=$1 kernel=$2 module=$3 impl=$4; shift 4
+  local list=properties_$kernel
+  for size in small large; do
+    local shape=${size}_$kernel
+    RUN_SECONDS=$((3 * SPEED_SECONDS)) run "warm-$name-$size" kprop check "$kernel" \
+      --import "$module" --impl "$impl" --device cuda --cases 1000000 --no-isolation \
+      --no-corpus --seed 99 ${!shape} "$@"
+    for property in ${!list}; do
+      RUN_SECONDS=$SPEED_SECONDS run "speed-$name-$property-$size" kprop check "$kernel" \
+        --import "$module" --impl "$impl" --device cuda --property "$property" \
+        --cases 1000000 --no-isolation --no-corpus ${!shape} "$@"
+    done
   done
-  for size in "small" "large --limit max_rows=256 --limit max_cols=1024"; do
-    set -- $size
-    local label=$1; shift
-    run "speed-liger-$label" kprop check geglu --import kprop_liger --impl liger::geglu \
-      --device cuda --property vs_reference --cases 2000 --no-isolation --no-corpus "$@"
+  local small=small_$kernel  # the same with each case in a worker process (the default)
+  RUN_SECONDS=$SPEED_SECONDS run "speed-$name-vs_reference-small-isolated" kprop check "$kernel" \
+    --import "$module" --impl "$impl" --device cuda --property vs_reference --cases 1000000 \
+    --no-corpus ${!small} "$@"
+}
+if want speed; then
+  want fla && speed_kernel fla causal_conv1d kprop_fla fla::causal_conv1d &
+  want liger && speed_kernel liger geglu kprop_liger liger::geglu &
+  want dao && ( dao_ready; speed_kernel dao causal_conv1d kprop_dao dao::causal_conv1d \
+    --refusal "dao adapter: unsupported" ) &
+  wait
+fi
+
+# --- Several processes on the one GPU: vs_reference on small cases, 1..8 processes -------
+scale() {  # NAME KERNEL MODULE IMPL [extra]
+  local name=$1 kernel=$2 module=$3 impl=$4; shift 4
+  local shape=small_$kernel
+  for procs in 1 2 4 8; do
+    for i in $(seq 1 $procs); do
+      RUN_SECONDS=$SPEED_SECONDS run "scale-$name-$procs-$i" kprop check "$kernel" \
+        --import "$module" --impl "$impl" --device cuda --property vs_reference \
+        --cases 1000000 --no-isolation --no-corpus --seed "$i" ${!shape} "$@" &
+    done
+    wait
+    note "   $name x $procs processes: $(cat "$RESULTS"/scale-$name-$procs-*.log |
+      awk '/cases: /{n += $1; t = $(NF-3) > t ? $(NF-3) : t} END {printf "%d cases, %.0f cases/s together", n, n / t}')"
   done
 }
-want speed && speed &
+if want scale; then
+  want fla && scale fla causal_conv1d kprop_fla fla::causal_conv1d
+  want liger && scale liger geglu kprop_liger liger::geglu
+  want dao && dao_ready && scale dao causal_conv1d kprop_dao dao::causal_conv1d \
+    --refusal "dao adapter: unsupported"
+fi
+
+# --- Where a small case's time goes, outside kprop (upload, host, device, download) -------
+want launch && dao_ready && run launch "$PY" bench/gpu/launch.py --iters 500
 
 # --- The GEGLU MLP at the seed's shape, matmuls on the GPU ------------------------------
 precision() {
