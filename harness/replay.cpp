@@ -42,12 +42,11 @@ bool outside_name(const std::string& kernel, const std::string& name) {
 
 }  // namespace
 
-ReplayResult replay(const CaseFile& f, const std::string& impl) {
-  // With `impl` named, only it runs: a case found in an outside kernel (a GPU kernel, say)
-  // replays against kprop's own implementations on any machine, its inputs checked by the
-  // fingerprint, without that kernel at hand. Names of built-in implementations must exist.
+ReplayResult replay(const CaseFile& f, const std::string& impl, bool builtin_only) {
+  // Outside implementations that will not run need not be at hand; built-in names must exist.
+  const bool outside_run = impl.empty() && !builtin_only;
   const auto need = [&](const std::string& name, const std::string& field) {
-    if (impl.empty() || !outside_name(f.c.kernel, name)) need_implementation(f, name, field);
+    if (outside_run || !outside_name(f.c.kernel, name)) need_implementation(f, name, field);
   };
   need(f.c.impl, "case.impl");
   for (const auto& [name, status] : f.expect)
@@ -61,7 +60,10 @@ ReplayResult replay(const CaseFile& f, const std::string& impl) {
   if (!impl.empty()) {
     impls.push_back(impl);
   } else {
-    for (const auto& [name, status] : f.expect) impls.push_back(name);
+    for (const auto& [name, status] : f.expect)
+      if (!builtin_only || !outside_name(f.c.kernel, name)) impls.push_back(name);
+    if (impls.empty())
+      throw CaseError(fmt::format("{}: expect: no built-in implementation to replay", f.path));
   }
   for (const auto& name : impls) {
     Case c = f.c;

@@ -28,10 +28,12 @@ struct ReplayResult {
   bool as_recorded() const;
 };
 
-// All implementations the file expects something of; or only `impl` when given.
-// CaseError (naming the file and field) when case.impl or an implementation in expect is
-// unknown, or when the case fails but the file records no signature: replay never
-// passes without checking.
-ReplayResult replay(const CaseFile& f, const std::string& impl = "");
+// All implementations the file expects something of; or only `impl` when given; or, with
+// `builtin_only`, kprop's own among them. The last two need no outside implementation
+// (NS::kernel) at hand: a case kept from a GPU kernel replays on a machine without it, its
+// inputs checked by the fingerprint. CaseError (naming the file and field) when an
+// implementation the replay needs is unknown, when nothing would run, or when the case
+// fails but the file records no signature: replay never passes without checking.
+ReplayResult replay(const CaseFile& f, const std::string& impl = "", bool builtin_only = false);
 
 }  // namespace kprop

@@ -97,6 +97,7 @@ struct ReplayOptions {
   IsolationOptions isolation;
   std::vector<std::string> paths;  // files or folders
   std::string impl;                // only this implementation, judged like check
+  bool builtin_only = false;       // only kprop's own implementations the file names
 };
 void add_replay_command(CLI::App& app, ReplayOptions& options);
 int run_replay(const ReplayOptions& options);

@@ -1,6 +1,7 @@
 // kprop replay FILE|DIR: rebuild each case bit for bit from its seed and check that every
 // implementation still does what the file records (ctest runs this for every corpus file).
-// With --impl NAME only that implementation runs, judged like check: 0 pass, 1 fail.
+// With --impl NAME only that implementation runs, judged like check: 0 pass, 1 fail;
+// with --builtin-only kprop's own implementations run, judged as recorded.
 #include <fmt/format.h>
 
 #include "harness/cli/commands.h"
@@ -16,7 +17,12 @@ namespace kprop {
 void add_replay_command(CLI::App& app, ReplayOptions& o) {
   auto* cmd = app.add_subcommand("replay", "replay case files and check their recorded verdicts");
   cmd->add_option("paths", o.paths, "case files or folders")->required();
-  cmd->add_option("--impl", o.impl, "run only this implementation (exit 1 if it fails)");
+  auto* impl =
+      cmd->add_option("--impl", o.impl, "run only this implementation (exit 1 if it fails)");
+  cmd->add_flag("--builtin-only", o.builtin_only,
+                "replay kprop's own implementations only: a case kept from an outside kernel "
+                "(NS::kernel) replays without it")
+      ->excludes(impl);
   add_common_options(cmd, o.common);
   add_isolation_options(cmd, o.isolation);
 }
@@ -105,7 +111,7 @@ int run_replay(const ReplayOptions& o) {
         throw CaseError(fmt::format("{}: no expectations to replay (run `kprop shrink {}` first)",
                                     path, path));
       }
-      const ReplayResult r = replay(f, o.impl);
+      const ReplayResult r = replay(f, o.impl, o.builtin_only);
       // One implementation is judged like check: only a pass passes (a refusal or a skip
       // checked nothing).
       const bool ok = o.impl.empty() ? r.as_recorded()

@@ -209,6 +209,17 @@ TEST(HostileInput, ReplayWithImplNeedsNoOutsideKernel) {
   EXPECT_EQ(r.runs[0].impl, "reference");
   EXPECT_TRUE(r.fingerprint_matches);
   EXPECT_FALSE(r.runs[0].verdict.failed());
+  // --builtin-only: the built-in expectations run, the outside one is left out; a file
+  // with no built-in expectation replays nothing, which is refused.
+  EXPECT_THROW(replay(read_case_file(file), "", true), CaseError);
+  j["expect"]["reference"] = "pass";
+  const auto builtin = replay(read_case_file(write(dir / "builtin.json", j.dump())), "", true);
+  ASSERT_EQ(builtin.runs.size(), 1u);
+  EXPECT_EQ(builtin.runs[0].impl, "reference");
+  EXPECT_TRUE(builtin.as_recorded());
+  j["expect"]["reference"] = "fail";
+  EXPECT_FALSE(
+      replay(read_case_file(write(dir / "changed.json", j.dump())), "", true).as_recorded());
   j["expect"]["bogus"] = "pass";
   EXPECT_THROW(replay(read_case_file(write(dir / "bogus.json", j.dump())), "reference"),
                CaseError);
