@@ -7,11 +7,13 @@
 # (default results-gpu/), one log per run plus summary.txt.
 #
 #   scripts/gpu.sh                      # everything (needs the three upstream checkouts)
-#   scripts/gpu.sh build fla            # some parts: build fla liger dao speed scale launch
-#                                       # precision (default: all)
+#   scripts/gpu.sh build speed          # some parts: build suite speed scale launch precision
+#                                       # (default: all)
+#   KERNELS="fla liger" scripts/gpu.sh  # some upstream kernels (default: fla liger dao)
 #   CASES=300 RUN_SECONDS=60 scripts/gpu.sh   # cases per property, and a time box per run
 #                                       # (SIGINT at the end of it: kprop prints what it has)
-#   SPEED_SECONDS=10                    # the box of each speed measurement
+#   SPEED_SECONDS=30                    # the box of each speed measurement (Python's and
+#                                       # Triton's imports alone took >10 s, several at once)
 #
 # Each property runs in its own process (one intra-op thread each), all of them beside each
 # other on the one GPU. Findings go to $RESULTS/corpus, which starts as a copy of
@@ -34,9 +36,11 @@ PY=${PYTHON:-$(command -v python3)}
 RESULTS=${RESULTS:-$root/build-gpu/results}
 CASES=${CASES:-1000}
 RUN_SECONDS=${RUN_SECONDS:-600}
-SPEED_SECONDS=${SPEED_SECONDS:-10}
-parts=" ${*:-build fla liger dao speed scale launch precision} "
+SPEED_SECONDS=${SPEED_SECONDS:-30}
+parts=" ${*:-build suite speed scale launch precision} "
+kernels=" ${KERNELS:-fla liger dao} "  # the upstream kernels the parts run on
 want() { [[ "$parts" == *" $1 "* ]]; }
+uses() { [[ "$kernels" == *" $1 "* ]]; }
 JOBS=${JOBS:-$(nproc)}
 export FLA_SRC=${FLA_SRC:-$root/.upstream/flash-linear-attention}
 export LIGER_SRC=${LIGER_SRC:-$root/.upstream/Liger-Kernel}
@@ -60,7 +64,7 @@ note "torch: $($PY -c 'import torch, triton; print(torch.__version__, "triton", 
 export PYTHONPATH=$root/examples/upstream
 t0=$(stamp)
 dao_pid=
-if want build || want dao; then
+if want build && uses dao; then
   ( $PY -c "import kprop_dao" > "$RESULTS/dao-build.log" 2>&1; echo "exit $?" >> "$RESULTS/dao-build.log" ) &
   dao_pid=$!
 fi
@@ -116,25 +120,26 @@ dao_ready() {  # waits for the Dao extension's compile (from any subshell); note
     note "dao extension: $(tail -1 "$RESULTS/dao-build.log") after $(since "$t0") s"
   return 0
 }
-if want fla; then
+if want suite && uses fla; then
   suite fla causal_conv1d kprop_fla fla::causal_conv1d &
   # The smoke test's lead: dx with a final-state gradient.
   run fla-final-state-grad kprop check causal_conv1d --import kprop_fla --impl fla::causal_conv1d \
     --device cuda --property vs_reference --cases "$CASES" --corpus "$RESULTS/corpus" \
     --shrink-seconds 240 --set final_state_grad=true --dtype float32 &
 fi
-want liger && suite liger geglu kprop_liger liger::geglu &
-want liger && suite liger_ascend geglu kprop_liger liger_ascend::geglu &
+want suite && uses liger && suite liger geglu kprop_liger liger::geglu &
+want suite && uses liger && suite liger_ascend geglu kprop_liger liger_ascend::geglu &
 # Dao's suite starts when nvcc is done (~5 min on a fresh machine): DAO_SECONDS boxes it.
-want dao && ( dao_ready; RUN_SECONDS=${DAO_SECONDS:-$RUN_SECONDS}
+want suite && uses dao && ( dao_ready; RUN_SECONDS=${DAO_SECONDS:-$RUN_SECONDS}
   suite dao causal_conv1d kprop_dao dao::causal_conv1d --refusal "dao adapter: unsupported" ) &
 wait
 
 # --- Speed: cases/s per property and case size, one process each, in-process -----------
-# Shapes pinned (W = 4, D = 64 or 512) so that a Triton kernel meets a few shapes, compiled
-# in a warm-up run first: the numbers are the steady state, not Triton's compiler.
-small_causal_conv1d="--max-length 16 --max-segments 2 --set W=4 --set D=64"
-large_causal_conv1d="--max-length 256 --max-segments 8 --set W=4 --set D=512"
+# Shapes pinned (W = 4, D = 64 or 512, silu, bias) so that a Triton kernel meets a few
+# specializations, compiled in a warm-up run first: the numbers are the steady state, not
+# Triton's compiler. Known findings ($RESULTS/corpus) are counted and the run goes on.
+small_causal_conv1d="--max-length 16 --max-segments 2 --set W=4 --set D=64 --set activation=silu --set bias=true"
+large_causal_conv1d="--max-length 256 --max-segments 8 --set W=4 --set D=512 --set activation=silu --set bias=true"
 small_geglu=""
 large_geglu="--limit max_rows=256 --limit max_cols=1024"
 speed_kernel() {  # NAME KERNEL MODULE IMPL [extra]
@@ -142,24 +147,24 @@ speed_kernel() {  # NAME KERNEL MODULE IMPL [extra]
   local list=properties_$kernel
   for size in small large; do
     local shape=${size}_$kernel
-    RUN_SECONDS=$((3 * SPEED_SECONDS)) run "warm-$name-$size" kprop check "$kernel" \
+    RUN_SECONDS=$((2 * SPEED_SECONDS)) run "warm-$name-$size" kprop check "$kernel" \
       --import "$module" --impl "$impl" --device cuda --cases 1000000 --no-isolation \
-      --no-corpus --seed 99 ${!shape} "$@"
+      --corpus "$RESULTS/corpus" --seed 99 ${!shape} "$@"
     for property in ${!list}; do
       RUN_SECONDS=$SPEED_SECONDS run "speed-$name-$property-$size" kprop check "$kernel" \
         --import "$module" --impl "$impl" --device cuda --property "$property" \
-        --cases 1000000 --no-isolation --no-corpus ${!shape} "$@"
+        --cases 1000000 --no-isolation --corpus "$RESULTS/corpus" ${!shape} "$@"
     done
   done
   local small=small_$kernel  # the same with each case in a worker process (the default)
   RUN_SECONDS=$SPEED_SECONDS run "speed-$name-vs_reference-small-isolated" kprop check "$kernel" \
     --import "$module" --impl "$impl" --device cuda --property vs_reference --cases 1000000 \
-    --no-corpus ${!small} "$@"
+    --corpus "$RESULTS/corpus" ${!small} "$@"
 }
 if want speed; then
-  want fla && speed_kernel fla causal_conv1d kprop_fla fla::causal_conv1d &
-  want liger && speed_kernel liger geglu kprop_liger liger::geglu &
-  want dao && ( dao_ready; speed_kernel dao causal_conv1d kprop_dao dao::causal_conv1d \
+  uses fla && speed_kernel fla causal_conv1d kprop_fla fla::causal_conv1d &
+  uses liger && speed_kernel liger geglu kprop_liger liger::geglu &
+  uses dao && ( dao_ready; speed_kernel dao causal_conv1d kprop_dao dao::causal_conv1d \
     --refusal "dao adapter: unsupported" ) &
   wait
 fi
@@ -172,22 +177,28 @@ scale() {  # NAME KERNEL MODULE IMPL [extra]
     for i in $(seq 1 $procs); do
       RUN_SECONDS=$SPEED_SECONDS run "scale-$name-$procs-$i" kprop check "$kernel" \
         --import "$module" --impl "$impl" --device cuda --property vs_reference \
-        --cases 1000000 --no-isolation --no-corpus --seed "$i" ${!shape} "$@" &
+        --cases 1000000 --no-isolation --corpus "$RESULTS/corpus" --seed "$i" ${!shape} "$@" &
     done
     wait
-    note "   $name x $procs processes: $(cat "$RESULTS"/scale-$name-$procs-*.log |
-      awk '/cases: /{n += $1; t = $(NF-3) > t ? $(NF-3) : t} END {printf "%d cases, %.0f cases/s together", n, n / t}')"
+    # Each process's last rate (its summary, or its last progress line when the interrupt
+    # cut it short), summed.
+    local total=0 rate
+    for log in "$RESULTS"/scale-$name-$procs-*.log; do
+      rate=$(grep -oE '\(([0-9]+) cases/s\)|, ([0-9]+) cases/s' "$log" | tail -1 | grep -oE '[0-9]+')
+      total=$((total + ${rate:-0}))
+    done
+    note "   $name x $procs processes: $total cases/s together"
   done
 }
 if want scale; then
-  want fla && scale fla causal_conv1d kprop_fla fla::causal_conv1d
-  want liger && scale liger geglu kprop_liger liger::geglu
-  want dao && dao_ready && scale dao causal_conv1d kprop_dao dao::causal_conv1d \
+  uses fla && scale fla causal_conv1d kprop_fla fla::causal_conv1d
+  uses liger && scale liger geglu kprop_liger liger::geglu
+  uses dao && dao_ready && scale dao causal_conv1d kprop_dao dao::causal_conv1d \
     --refusal "dao adapter: unsupported"
 fi
 
 # --- Where a small case's time goes, outside kprop (upload, host, device, download) -------
-want launch && dao_ready && run launch "$PY" bench/gpu/launch.py --iters 500
+want launch && { ! uses dao || dao_ready; } && run launch "$PY" bench/gpu/launch.py $kernels --iters 500
 
 # --- The GEGLU MLP at the seed's shape, matmuls on the GPU ------------------------------
 precision() {
