@@ -12,8 +12,7 @@
 #   KERNELS="fla liger" scripts/gpu.sh  # some upstream kernels (default: fla liger dao)
 #   CASES=300 RUN_SECONDS=60 scripts/gpu.sh   # cases per property, and a time box per run
 #                                       # (SIGINT at the end of it: kprop prints what it has)
-#   SPEED_SECONDS=30                    # the box of each speed measurement (Python's and
-#                                       # Triton's imports alone took >10 s, several at once)
+#   SPEED_SECONDS=20                    # the box of each speed run (its second half counts)
 #
 # Each property runs in its own process (one intra-op thread each), all of them beside each
 # other on the one GPU. Findings go to $RESULTS/corpus, which starts as a copy of
@@ -36,7 +35,7 @@ PY=${PYTHON:-$(command -v python3)}
 RESULTS=${RESULTS:-$root/build-gpu/results}
 CASES=${CASES:-1000}
 RUN_SECONDS=${RUN_SECONDS:-600}
-SPEED_SECONDS=${SPEED_SECONDS:-30}
+SPEED_SECONDS=${SPEED_SECONDS:-20}
 parts=" ${*:-build suite speed scale launch precision} "
 kernels=" ${KERNELS:-fla liger dao} "  # the upstream kernels the parts run on
 want() { [[ "$parts" == *" $1 "* ]]; }
@@ -77,7 +76,7 @@ fi
 torch_prefix=$($PY -c 'import torch; print(torch.utils.cmake_prefix_path)')
 pybind_dir=$($PY -c 'import pybind11; print(pybind11.get_cmake_dir())' 2>/dev/null || true)
 t1=$(stamp)
-want build && cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKPROP_FUZZERS=OFF \
+want build && cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPROP_FUZZERS=OFF \
   -DCMAKE_PREFIX_PATH="$torch_prefix${pybind_dir:+;$pybind_dir};$prefix/usr" \
   -DPython3_EXECUTABLE="$PY" > "$RESULTS/configure.log" 2>&1 &&
   cmake --build build-gpu -j"$JOBS" --target kprop kprop_python kprop_unit_test_device \
@@ -96,7 +95,7 @@ run() {
   timeout -s INT -k 30 "$RUN_SECONDS" "$@" > "$RESULTS/$name.log" 2>&1
   local rc=$?
   note "-- $name: exit $rc in $(since "$t") s: $*"
-  grep -E "cases: |^time: |PASS|FAIL|defect:|rejected [0-9]+ x|known [0-9]+ x|kept|refused" \
+  grep -E "cases: |time: implementation|steady: |PASS|FAIL|defect:|rejected [0-9]+ x|known [0-9]+ x|kept|refused" \
     "$RESULTS/$name.log" | head -12 | sed 's/^/     /' | tee -a "$summary"
 }
 
@@ -134,39 +133,44 @@ want suite && uses dao && ( dao_ready; RUN_SECONDS=${DAO_SECONDS:-$RUN_SECONDS}
   suite dao causal_conv1d kprop_dao dao::causal_conv1d --refusal "dao adapter: unsupported" ) &
 wait
 
-# --- Speed: cases/s per property and case size, one process each, in-process -----------
+# --- Speed: cases/s per property and case size, one process at a time, in-process --------
 # Shapes pinned (W = 4, D = 64 or 512, silu, bias) so that a Triton kernel meets a few
-# specializations, compiled in a warm-up run first: the numbers are the steady state, not
-# Triton's compiler. Known findings ($RESULTS/corpus) are counted and the run goes on.
+# specializations, compiled in a warm-up run first. bench/gpu/steady.sh takes the rate over
+# each run's second half (imports and first compiles left out). One kprop process at a time:
+# processes sharing the GPU take turns on it (see bench/gpu/RESULTS.md). Known findings
+# ($RESULTS/corpus) are counted and the run goes on.
 small_causal_conv1d="--max-length 16 --max-segments 2 --set W=4 --set D=64 --set activation=silu --set bias=true"
 large_causal_conv1d="--max-length 256 --max-segments 8 --set W=4 --set D=512 --set activation=silu --set bias=true"
 small_geglu=""
 large_geglu="--limit max_rows=256 --limit max_cols=1024"
+export PYTHON=$PY
+steady() {  # NAME SECONDS kprop-check-arguments...: one time-boxed run, its steady rate
+  local name=$1 box=$2; shift 2
+  RUN_SECONDS=$((box + 30)) run "$name" bench/gpu/steady.sh "$box" check "$@"
+}
 speed_kernel() {  # NAME KERNEL MODULE IMPL [extra]
   local name=$1 kernel=$2 module=$3 impl=$4; shift 4
   local list=properties_$kernel
   for size in small large; do
     local shape=${size}_$kernel
-    RUN_SECONDS=$((2 * SPEED_SECONDS)) run "warm-$name-$size" kprop check "$kernel" \
-      --import "$module" --impl "$impl" --device cuda --cases 1000000 --no-isolation \
-      --corpus "$RESULTS/corpus" --seed 99 ${!shape} "$@"
+    steady "warm-$name-$size" "$SPEED_SECONDS" "$kernel" --import "$module" --impl "$impl" \
+      --device cuda --no-isolation --corpus "$RESULTS/corpus" --seed 99 ${!shape} "$@"
     for property in ${!list}; do
-      RUN_SECONDS=$SPEED_SECONDS run "speed-$name-$property-$size" kprop check "$kernel" \
-        --import "$module" --impl "$impl" --device cuda --property "$property" \
-        --cases 1000000 --no-isolation --corpus "$RESULTS/corpus" ${!shape} "$@"
+      steady "speed-$name-$property-$size" "$SPEED_SECONDS" "$kernel" --import "$module" \
+        --impl "$impl" --device cuda --property "$property" --no-isolation \
+        --corpus "$RESULTS/corpus" ${!shape} "$@"
     done
   done
   local small=small_$kernel  # the same with each case in a worker process (the default)
-  RUN_SECONDS=$SPEED_SECONDS run "speed-$name-vs_reference-small-isolated" kprop check "$kernel" \
-    --import "$module" --impl "$impl" --device cuda --property vs_reference --cases 1000000 \
+  steady "speed-$name-vs_reference-small-isolated" "$SPEED_SECONDS" "$kernel" \
+    --import "$module" --impl "$impl" --device cuda --property vs_reference \
     --corpus "$RESULTS/corpus" ${!small} "$@"
 }
 if want speed; then
-  uses fla && speed_kernel fla causal_conv1d kprop_fla fla::causal_conv1d &
-  uses liger && speed_kernel liger geglu kprop_liger liger::geglu &
-  uses dao && ( dao_ready; speed_kernel dao causal_conv1d kprop_dao dao::causal_conv1d \
-    --refusal "dao adapter: unsupported" ) &
-  wait
+  uses liger && speed_kernel liger geglu kprop_liger liger::geglu
+  uses fla && speed_kernel fla causal_conv1d kprop_fla fla::causal_conv1d
+  uses dao && dao_ready && speed_kernel dao causal_conv1d kprop_dao dao::causal_conv1d \
+    --refusal "dao adapter: unsupported"
 fi
 
 # --- Several processes on the one GPU: vs_reference on small cases, 1..8 processes -------
@@ -175,24 +179,22 @@ scale() {  # NAME KERNEL MODULE IMPL [extra]
   local shape=small_$kernel
   for procs in 1 2 4 8; do
     for i in $(seq 1 $procs); do
-      RUN_SECONDS=$SPEED_SECONDS run "scale-$name-$procs-$i" kprop check "$kernel" \
-        --import "$module" --impl "$impl" --device cuda --property vs_reference \
-        --cases 1000000 --no-isolation --corpus "$RESULTS/corpus" --seed "$i" ${!shape} "$@" &
+      steady "scale-$name-$procs-$i" "$SPEED_SECONDS" "$kernel" --import "$module" \
+        --impl "$impl" --device cuda --property vs_reference --no-isolation \
+        --corpus "$RESULTS/corpus" --seed "$i" ${!shape} "$@" &
     done
     wait
-    # Each process's last rate (its summary, or its last progress line when the interrupt
-    # cut it short), summed.
-    local total=0 rate
+    local total=0 rate  # the processes' steady rates, summed
     for log in "$RESULTS"/scale-$name-$procs-*.log; do
-      rate=$(grep -oE '\(([0-9]+) cases/s\)|, ([0-9]+) cases/s' "$log" | tail -1 | grep -oE '[0-9]+')
+      rate=$(grep -oE '= [0-9]+ cases/s' "$log" | grep -oE '[0-9]+')
       total=$((total + ${rate:-0}))
     done
     note "   $name x $procs processes: $total cases/s together"
   done
 }
 if want scale; then
-  uses fla && scale fla causal_conv1d kprop_fla fla::causal_conv1d
   uses liger && scale liger geglu kprop_liger liger::geglu
+  uses fla && scale fla causal_conv1d kprop_fla fla::causal_conv1d
   uses dao && dao_ready && scale dao causal_conv1d kprop_dao dao::causal_conv1d \
     --refusal "dao adapter: unsupported"
 fi
