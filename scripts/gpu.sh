@@ -7,8 +7,8 @@
 # (default results-gpu/), one log per run plus summary.txt.
 #
 #   scripts/gpu.sh                      # everything (needs the three upstream checkouts)
-#   scripts/gpu.sh build speed          # some parts: build suite speed scale launch precision
-#                                       # (default: all)
+#   scripts/gpu.sh build speed          # some parts: build suite speed scale mps launch
+#                                       # precision (default: all but mps)
 #   KERNELS="fla liger" scripts/gpu.sh  # some upstream kernels (default: fla liger dao)
 #   CASES=300 RUN_SECONDS=60 scripts/gpu.sh   # cases per property, and a time box per run
 #                                       # (SIGINT at the end of it: kprop prints what it has)
@@ -174,29 +174,43 @@ if want speed; then
 fi
 
 # --- Several processes on the one GPU: vs_reference on small cases, 1..8 processes -------
-scale() {  # NAME KERNEL MODULE IMPL [extra]
-  local name=$1 kernel=$2 module=$3 impl=$4; shift 4
-  local shape=small_$kernel
-  for procs in 1 2 4 8; do
-    for i in $(seq 1 $procs); do
-      steady "scale-$name-$procs-$i" "$SPEED_SECONDS" "$kernel" --import "$module" \
-        --impl "$impl" --device cuda --property vs_reference --no-isolation \
-        --corpus "$RESULTS/corpus" --seed "$i" ${!shape} "$@" &
+# Small cases spend their time in launches and copies, large ones in the CPU oracle: both
+# sizes, and with MPS (one shared CUDA context) when the part `mps` is asked for.
+scale() {  # LABEL NAME KERNEL MODULE IMPL [extra]
+  local label=$1 name=$2 kernel=$3 module=$4 impl=$5; shift 5
+  for size in ${SCALE_SIZES:-small large}; do
+    local shape=${size}_$kernel
+    for procs in 1 2 4 8; do
+      for i in $(seq 1 $procs); do
+        steady "$label-$name-$size-$procs-$i" "$SPEED_SECONDS" "$kernel" --import "$module" \
+          --impl "$impl" --device cuda --property vs_reference --no-isolation \
+          --corpus "$RESULTS/corpus" --seed "$i" ${!shape} "$@" &
+      done
+      wait
+      local total=0 rate  # the processes' steady rates, summed
+      for log in "$RESULTS"/$label-$name-$size-$procs-*.log; do
+        rate=$(grep -oE '= [0-9]+ cases/s' "$log" | grep -oE '[0-9]+')
+        total=$((total + ${rate:-0}))
+      done
+      note "   $label: $name, $size, $procs processes: $total cases/s together"
     done
-    wait
-    local total=0 rate  # the processes' steady rates, summed
-    for log in "$RESULTS"/scale-$name-$procs-*.log; do
-      rate=$(grep -oE '= [0-9]+ cases/s' "$log" | grep -oE '[0-9]+')
-      total=$((total + ${rate:-0}))
-    done
-    note "   $name x $procs processes: $total cases/s together"
   done
 }
-if want scale; then
-  uses liger && scale liger geglu kprop_liger liger::geglu
-  uses fla && scale fla causal_conv1d kprop_fla fla::causal_conv1d
-  uses dao && dao_ready && scale dao causal_conv1d kprop_dao dao::causal_conv1d \
+scale_all() {  # LABEL
+  uses liger && scale "$1" liger geglu kprop_liger liger::geglu
+  uses fla && scale "$1" fla causal_conv1d kprop_fla fla::causal_conv1d
+  uses dao && dao_ready && scale "$1" dao causal_conv1d kprop_dao dao::causal_conv1d \
     --refusal "dao adapter: unsupported"
+}
+want scale && scale_all scale
+if want mps; then
+  if command -v nvidia-cuda-mps-control >/dev/null && nvidia-cuda-mps-control -d; then
+    note "MPS daemon started"
+    scale_all scale-mps
+    echo quit | nvidia-cuda-mps-control
+  else
+    note "MPS: nvidia-cuda-mps-control missing or would not start"
+  fi
 fi
 
 # --- Where a small case's time goes, outside kprop (upload, host, device, download) -------
