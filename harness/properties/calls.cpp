@@ -53,51 +53,45 @@ Problem on_device(const Problem& p, const c10::Device& device) {
   return Problem{p.c, on_device(p.inputs, device)};
 }
 
-}  // namespace
-
-// On the CPU the tensors are passed as they are. For a device, the copies there count as
-// transfers; the call and the copies back (which wait for the device) as the implementation.
-NamedTensors Calls::forward(const Problem& p) const {
+// Runs `call(problem, cotangents)` where the case's implementation runs, its results on
+// the CPU. On the CPU the tensors are passed as they are. For a device, the copies there
+// count as transfers; the call and the copies back (which wait for the device) as the
+// implementation.
+template <typename F>
+NamedTensors where_it_runs(const Problem& p, const NamedTensors& cotangents, F call) {
   const c10::Device device = device_of(p.c);
-  MemcheckLog::clear();
-  NamedTensors out;
   if (device.is_cpu()) {
     ProfiledSpan span(CallProfile::Part::implementation);
-    out = refusing([&] { return kernel_.forward(impl_.op_namespace, p); });
-  } else {
-    Problem there;
-    {
-      ProfiledSpan span(CallProfile::Part::transfers);
-      there = on_device(p, device);
-    }
-    ProfiledSpan span(CallProfile::Part::implementation);
-    out = on_device(refusing([&] { return kernel_.forward(impl_.op_namespace, there); }),
-                    c10::Device(c10::kCPU));
+    return refusing([&] { return call(p, cotangents); });
   }
+  Problem there;
+  NamedTensors cotangents_there;
+  {
+    ProfiledSpan span(CallProfile::Part::transfers);
+    there = on_device(p, device);
+    cotangents_there = on_device(cotangents, device);
+  }
+  ProfiledSpan span(CallProfile::Part::implementation);
+  return on_device(refusing([&] { return call(there, cotangents_there); }),
+                   c10::Device(c10::kCPU));
+}
+
+}  // namespace
+
+NamedTensors Calls::forward(const Problem& p) const {
+  MemcheckLog::clear();
+  auto out = where_it_runs(p, NamedTensors{}, [&](const Problem& q, const NamedTensors&) {
+    return kernel_.forward(impl_.op_namespace, q);
+  });
   collect_memory_findings();
   return out;
 }
 
 NamedTensors Calls::backward(const Problem& p, const NamedTensors& cotangents) const {
-  const c10::Device device = device_of(p.c);
   MemcheckLog::clear();
-  NamedTensors out;
-  if (device.is_cpu()) {
-    ProfiledSpan span(CallProfile::Part::implementation);
-    out = refusing([&] { return kernel_.backward(impl_.op_namespace, p, cotangents); });
-  } else {
-    Problem there;
-    NamedTensors cot_there;
-    {
-      ProfiledSpan span(CallProfile::Part::transfers);
-      there = on_device(p, device);
-      cot_there = on_device(cotangents, device);
-    }
-    ProfiledSpan span(CallProfile::Part::implementation);
-    out = on_device(
-        refusing([&] { return kernel_.backward(impl_.op_namespace, there, cot_there); }),
-        c10::Device(c10::kCPU));
-  }
+  auto out = where_it_runs(p, cotangents, [&](const Problem& q, const NamedTensors& dq) {
+    return kernel_.backward(impl_.op_namespace, q, dq);
+  });
   collect_memory_findings();
   return out;
 }
