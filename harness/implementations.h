@@ -15,6 +15,10 @@ namespace kprop {
 // Built-in implementations of a kernel, the reference first.
 std::vector<Implementation> builtin_implementations(const std::string& kernel);
 
+// Whether `name` has the form of an implementation from outside, `ns::kernel` with `ns` an
+// identifier, registered or not.
+bool is_outside_implementation_name(const std::string& kernel, const std::string& name);
+
 // Resolves a name; throws UsageError listing the known names when it is neither built in
 // nor a `ns::kernel` whose operators are registered.
 Implementation resolve_implementation(const std::string& kernel, const std::string& name);

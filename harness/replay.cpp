@@ -1,7 +1,5 @@
 #include "harness/replay.h"
 
-#include <cctype>
-
 #include <fmt/format.h>
 
 #include "generators/errors.h"
@@ -31,22 +29,14 @@ void need_implementation(const CaseFile& f, const std::string& name, const std::
   }
 }
 
-// NS::kernel: the name of an implementation from outside (loaded or imported), well formed.
-bool outside_name(const std::string& kernel, const std::string& name) {
-  const auto sep = name.find("::");
-  if (sep == 0 || sep == std::string::npos || name.substr(sep + 2) != kernel) return false;
-  for (size_t i = 0; i < sep; ++i)
-    if (!std::isalnum(static_cast<unsigned char>(name[i])) && name[i] != '_') return false;
-  return true;
-}
-
 }  // namespace
 
 ReplayResult replay(const CaseFile& f, const std::string& impl, bool builtin_only) {
   // Outside implementations that will not run need not be at hand; built-in names must exist.
   const bool outside_run = impl.empty() && !builtin_only;
   const auto need = [&](const std::string& name, const std::string& field) {
-    if (outside_run || !outside_name(f.c.kernel, name)) need_implementation(f, name, field);
+    if (outside_run || !is_outside_implementation_name(f.c.kernel, name))
+      need_implementation(f, name, field);
   };
   need(f.c.impl, "case.impl");
   for (const auto& [name, status] : f.expect)
@@ -61,9 +51,10 @@ ReplayResult replay(const CaseFile& f, const std::string& impl, bool builtin_onl
     impls.push_back(impl);
   } else {
     for (const auto& [name, status] : f.expect)
-      if (!builtin_only || !outside_name(f.c.kernel, name)) impls.push_back(name);
+      if (!builtin_only || is_builtin_implementation(f.c.kernel, name)) impls.push_back(name);
     if (impls.empty())
-      throw CaseError(fmt::format("{}: expect: no built-in implementation to replay", f.path));
+      throw CaseError(fmt::format("{}: expect: no {}implementation to replay", f.path,
+                                  builtin_only ? "built-in " : ""));
   }
   for (const auto& name : impls) {
     Case c = f.c;
