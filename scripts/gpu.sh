@@ -85,7 +85,6 @@ want build && cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPRO
   build-gpu/tests/kprop_unit_test_device > "$RESULTS/unit-device.log" 2>&1
 want build && note "build: $(tail -1 "$RESULTS/build.log"); device test: $(tail -1 "$RESULTS/unit-device.log")"
 export PYTHONPATH=$root/build-gpu/python:$root/examples/upstream
-kprop() { $PY -m kprop "$@"; }
 
 # One kprop command, logged; its last lines go to the summary.
 run() {
