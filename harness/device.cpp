@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "generators/errors.h"
-#include "harness/property.h"
+#include "harness/implementations.h"
 
 namespace kprop {
 

@@ -14,6 +14,12 @@ std::vector<Implementation> builtin_implementations(const std::string& kernel) {
   return find_kernel(kernel).implementations();
 }
 
+bool is_builtin_implementation(const std::string& kernel, const std::string& impl) {
+  const auto builtins = builtin_implementations(kernel);
+  return std::any_of(builtins.begin(), builtins.end(),
+                     [&](const Implementation& i) { return i.name == impl; });
+}
+
 bool is_outside_implementation_name(const std::string& kernel, const std::string& name) {
   const auto sep = name.find("::");
   if (sep == 0 || sep == std::string::npos || name.substr(sep + 2) != kernel) return false;

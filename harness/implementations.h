@@ -15,6 +15,9 @@ namespace kprop {
 // Built-in implementations of a kernel, the reference first.
 std::vector<Implementation> builtin_implementations(const std::string& kernel);
 
+// Built into kprop (its KernelInfo lists it), not loaded from outside.
+bool is_builtin_implementation(const std::string& kernel, const std::string& impl);
+
 // Whether `name` has the form of an implementation from outside, `ns::kernel` with `ns` an
 // identifier, registered or not.
 bool is_outside_implementation_name(const std::string& kernel, const std::string& name);

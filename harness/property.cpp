@@ -4,8 +4,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
-
 #include "generators/errors.h"
 #include "harness/interrupt.h"
 #include "harness/isolation.h"
@@ -37,12 +35,6 @@ const Property& find_property(const std::string& name) {
     if (p->name() == name) return *p;
   throw UsageError(fmt::format("unknown property '{}'; known properties: {}", name,
                                fmt::join(property_names(), ", ")));
-}
-
-bool is_builtin_implementation(const std::string& kernel, const std::string& impl) {
-  const auto builtins = builtin_implementations(kernel);
-  return std::any_of(builtins.begin(), builtins.end(),
-                     [&](const Implementation& i) { return i.name == impl; });
 }
 
 namespace {

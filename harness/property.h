@@ -40,9 +40,6 @@ std::vector<std::string> property_names();
 // (harness/interrupt.h) every case is skipped at once.
 Verdict evaluate(const Case& c);
 
-// Built into kprop (its KernelInfo lists it), not loaded from outside.
-bool is_builtin_implementation(const std::string& kernel, const std::string& impl);
-
 // What an outside implementation declares it refuses (`--refusal TEXT`): an error whose
 // message holds one of these texts is a refusal. None by default: every error of an
 // outside implementation is a failure. Process-wide, as the libraries loaded are.
