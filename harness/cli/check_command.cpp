@@ -22,6 +22,7 @@
 #include "generators/errors.h"
 #include "harness/implementations.h"
 #include "harness/interrupt.h"
+#include "harness/isolation.h"
 #include "harness/kernel_info.h"
 #include "harness/property.h"
 #include "harness/report.h"
@@ -176,6 +177,7 @@ int run_check(const CheckOptions& o) {
   };
   SearchResult r;
   bool stopped = false;
+  const IsolationStats isolated_before = isolation_stats();
   try {
     r = search(options);
   } catch (const Interrupted&) {
@@ -241,6 +243,12 @@ int run_check(const CheckOptions& o) {
   // In-process calls only: an isolated worker's time is its own.
   if (const auto profile = CallProfile::totals(); profile.count(CallProfile::Part::implementation) > 0)
     fmt::print("{}\n", format_call_profile(profile, r.tally.seconds));
+  if (const IsolationStats now = isolation_stats(); now.cases > isolated_before.cases) {
+    const IsolationStats run{now.cases - isolated_before.cases,
+                             now.workers_started - isolated_before.workers_started,
+                             now.start_seconds - isolated_before.start_seconds};
+    fmt::print("{}\n", format_isolation_cost(run, r.tally.seconds));
+  }
   for (const auto& [reason, count] : r.rejections)
     fmt::print("  rejected {} x: {}\n", count, reason);
   for (const auto& [identity, count] : r.sightings)

@@ -19,6 +19,8 @@ run correct 0 "${py[@]}" check causal_conv1d --import causal_conv1d_ops --impl m
 line correct out "kprop check causal_conv1d --impl mine::causal_conv1d --seed 0: 300 cases over gradient, chunked, packed, vs_reference, cores"
 line_like correct out "300 cases: [0-9]+ passed, 0 failed, 0 known failures, 0 rejected, [0-9]+ skipped in $timing \([0-9]+ cases/s\)"
 line correct out "PASS: no new counterexample in 300 cases"
+# What isolation cost: one worker for the whole run, its start, the rest per case.
+line_like correct out "isolation: [0-9]+ cases in worker processes, 1 started \($timing starting them\): [0-9]+\.[0-9]{2} ms per case apart from the starts"
 
 # --- the planted defect (dht not passed on to dh0 for a sequence shorter than W) is found,
 # shrunk to its 1-minimal case and kept; exit 1.
