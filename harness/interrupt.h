@@ -15,7 +15,7 @@ bool interrupted();
 int interrupt_signal();          // SIGINT, SIGTERM, or 0 when none came
 const char* interrupt_name();    // "SIGINT", "SIGTERM", or ""
 int interrupted_exit_code();     // 128 + the signal: 130 for SIGINT, 143 for SIGTERM
-void clear_interrupt();          // for tests
+void clear_interrupt();          // a new command line (harness/cli/cli.cpp), tests
 
 // While on, an interrupt turns every further evaluate() into a "skipped" verdict at once
 // (harness/property.h): a shrink in progress then ends with the best case it has, and a

@@ -4,7 +4,7 @@
 # Dao-AILab CUDA extension meanwhile, then runs every property of kprop against each real
 # upstream kernel (examples/upstream/) on the GPU, measures cases/s and where the time goes,
 # and runs the GEGLU MLP precision report at the seed's shape. Results go to $RESULTS
-# (default results-gpu/), one log per run plus summary.txt.
+# (default build-gpu/results/), one log per run plus summary.txt.
 #
 #   scripts/gpu.sh                      # everything (needs the three upstream checkouts)
 #   scripts/gpu.sh build speed          # some parts: build suite speed scale mps launch
@@ -12,7 +12,8 @@
 #   KERNELS="fla liger" scripts/gpu.sh  # some upstream kernels (default: fla liger dao)
 #   CASES=300 RUN_SECONDS=60 scripts/gpu.sh   # cases per property, and a time box per run
 #                                       # (SIGINT at the end of it: kprop prints what it has)
-#   SPEED_SECONDS=20                    # the box of each speed run (its second half counts)
+#   CASES_SMALL=2000 CASES_LARGE=200    # cases per speed run (gradient: an eighth), and
+#   SPEED_BOX=480                       # a time box per kernel's speed process
 #
 # Each property runs in its own process (one intra-op thread each), all of them beside each
 # other on the one GPU. Findings go to $RESULTS/corpus, which starts as a copy of
@@ -35,7 +36,6 @@ PY=${PYTHON:-$(command -v python3)}
 RESULTS=${RESULTS:-$root/build-gpu/results}
 CASES=${CASES:-1000}
 RUN_SECONDS=${RUN_SECONDS:-600}
-SPEED_SECONDS=${SPEED_SECONDS:-20}
 parts=" ${*:-build suite speed scale launch precision} "
 kernels=" ${KERNELS:-fla liger dao} "  # the upstream kernels the parts run on
 want() { [[ "$parts" == *" $1 "* ]]; }
@@ -94,8 +94,8 @@ run() {
   timeout -s INT -k 30 "$RUN_SECONDS" "$@" > "$RESULTS/$name.log" 2>&1
   local rc=$?
   note "-- $name: exit $rc in $(since "$t") s: $*"
-  grep -E "cases: |time: implementation|steady: |PASS|FAIL|defect:|rejected [0-9]+ x|known [0-9]+ x|kept|refused" \
-    "$RESULTS/$name.log" | head -12 | sed 's/^/     /' | tee -a "$summary"
+  grep -E "cases: |time: implementation|isolation: |steady: |PASS|FAIL|defect:|rejected [0-9]+ x|known [0-9]+ x|kept|refused" \
+    "$RESULTS/$name.log" | head -"${SUMMARY_LINES:-12}" | sed 's/^/     /' | tee -a "$summary"
 }
 
 # --- Every property against each upstream kernel, one process per property -------------
@@ -133,57 +133,62 @@ want suite && uses dao && ( dao_ready; RUN_SECONDS=${DAO_SECONDS:-$RUN_SECONDS}
 wait
 
 # --- Speed: cases/s per property and case size, one process at a time, in-process --------
-# Shapes pinned (W = 4, D = 64 or 512, silu, bias) so that a Triton kernel meets a few
-# specializations, compiled in a warm-up run first. bench/gpu/steady.sh takes the rate over
-# each run's second half (imports and first compiles left out). One kprop process at a time:
-# processes sharing the GPU take turns on it (see bench/gpu/RESULTS.md). Known findings
-# ($RESULTS/corpus) are counted and the run goes on.
-small_causal_conv1d="--max-length 16 --max-segments 2 --set W=4 --set D=64 --set activation=silu --set bias=true"
-large_causal_conv1d="--max-length 256 --max-segments 8 --set W=4 --set D=512 --set activation=silu --set bias=true"
+# bench/gpu/steady.py runs every (property, size) of a kernel in one Python process (the
+# imports, 5-20 s, paid once) and each twice with the same seed: the second run, measured,
+# meets only kernels Triton compiled in the first. One kprop process at a time: processes
+# sharing the GPU take turns on it (bench/gpu/RESULTS.md). Known findings ($RESULTS/corpus)
+# are counted and the run goes on. fla's shapes are pinned further (one dtype, initial
+# state, packed, no final-state gradient): each new constexpr combination compiles its
+# kernels (seconds), and float64 does not compile at all, so `gradient` is left out for it.
 small_geglu=""
 large_geglu="--limit max_rows=256 --limit max_cols=1024"
-export PYTHON=$PY
-steady() {  # NAME SECONDS kprop-check-arguments...: one time-boxed run, its steady rate
-  local name=$1 box=$2; shift 2
-  RUN_SECONDS=$((box + 30)) run "$name" bench/gpu/steady.sh "$box" check "$@"
-}
-speed_kernel() {  # NAME KERNEL MODULE IMPL [extra]
-  local name=$1 kernel=$2 module=$3 impl=$4; shift 4
-  local list=properties_$kernel
+conv_common="--set W=4 --set activation=silu --set bias=true"
+small_causal_conv1d="--max-length 16 --max-segments 2 --set D=64 $conv_common"
+large_causal_conv1d="--max-length 256 --max-segments 8 --set D=512 $conv_common"
+fla_pins="--set initial_state=true --set final_state_grad=false --set layout=packed --dtype float32"
+cases_small=${CASES_SMALL:-2000} cases_large=${CASES_LARGE:-200} speed_box=${SPEED_BOX:-480}
+speed_spec() {  # KERNEL MODULE IMPL PROPERTIES [extra]: steady.py's spec, one line per run
+  local kernel=$1 module=$2 impl=$3 properties=$4; shift 4
   for size in small large; do
-    local shape=${size}_$kernel
-    steady "warm-$name-$size" "$SPEED_SECONDS" "$kernel" --import "$module" --impl "$impl" \
-      --device cuda --no-isolation --corpus "$RESULTS/corpus" --seed 99 ${!shape} "$@"
-    for property in ${!list}; do
-      steady "speed-$name-$property-$size" "$SPEED_SECONDS" "$kernel" --import "$module" \
-        --impl "$impl" --device cuda --property "$property" --no-isolation \
-        --corpus "$RESULTS/corpus" ${!shape} "$@"
+    local shape=${size}_$kernel cases=cases_$size
+    for property in $properties; do
+      local n=${!cases}; [ "$property" = gradient ] && n=$((n / 8))
+      echo "$size-$property $n $kernel --import $module --impl $impl --device cuda" \
+        "--property $property --no-isolation --corpus $RESULTS/corpus ${!shape} $*"
     done
   done
   local small=small_$kernel  # the same with each case in a worker process (the default)
-  steady "speed-$name-vs_reference-small-isolated" "$SPEED_SECONDS" "$kernel" \
-    --import "$module" --impl "$impl" --device cuda --property vs_reference \
-    --corpus "$RESULTS/corpus" ${!small} "$@"
+  echo "small-vs_reference-isolated $((cases_small / 4)) $kernel --import $module" \
+    "--impl $impl --device cuda --property vs_reference --corpus $RESULTS/corpus ${!small} $*"
+}
+steady_run() {  # NAME SECONDS KERNEL MODULE IMPL PROPERTIES [extra]
+  local name=$1 box=$2; shift 2
+  speed_spec "$@" > "$RESULTS/$name.spec"
+  RUN_SECONDS=$box SUMMARY_LINES=80 run "$name" "$PY" bench/gpu/steady.py "$RESULTS/$name.spec"
 }
 if want speed; then
-  uses liger && speed_kernel liger geglu kprop_liger liger::geglu
-  uses fla && speed_kernel fla causal_conv1d kprop_fla fla::causal_conv1d
-  uses dao && dao_ready && speed_kernel dao causal_conv1d kprop_dao dao::causal_conv1d \
-    --refusal "dao adapter: unsupported"
+  uses liger && steady_run speed-liger "$speed_box" geglu kprop_liger liger::geglu \
+    "$properties_geglu"
+  uses fla && steady_run speed-fla "$speed_box" causal_conv1d kprop_fla fla::causal_conv1d \
+    "vs_reference chunked packed cores" $fla_pins
+  uses dao && dao_ready && steady_run speed-dao "$speed_box" causal_conv1d kprop_dao \
+    dao::causal_conv1d "$properties_causal_conv1d" --refusal "dao adapter: unsupported"
 fi
 
 # --- Several processes on the one GPU: vs_reference on small cases, 1..8 processes -------
 # Small cases spend their time in launches and copies, large ones in the CPU oracle: both
-# sizes, and with MPS (one shared CUDA context) when the part `mps` is asked for.
+# sizes (SCALE_SIZES), and with MPS (one shared CUDA context) when the part `mps` is asked for.
 scale() {  # LABEL NAME KERNEL MODULE IMPL [extra]
   local label=$1 name=$2 kernel=$3 module=$4 impl=$5; shift 5
   for size in ${SCALE_SIZES:-small large}; do
-    local shape=${size}_$kernel
+    local shape=${size}_$kernel cases=cases_$size
     for procs in 1 2 4 8; do
+      echo "$size-vs_reference ${!cases} $kernel --import $module --impl $impl --device cuda" \
+        "--property vs_reference --no-isolation --corpus $RESULTS/corpus ${!shape} $*" \
+        > "$RESULTS/$label-$name-$size.spec"
       for i in $(seq 1 $procs); do
-        steady "$label-$name-$size-$procs-$i" "$SPEED_SECONDS" "$kernel" --import "$module" \
-          --impl "$impl" --device cuda --property vs_reference --no-isolation \
-          --corpus "$RESULTS/corpus" --seed "$i" ${!shape} "$@" &
+        RUN_SECONDS=240 run "$label-$name-$size-$procs-$i" "$PY" bench/gpu/steady.py \
+          --seed "$i" "$RESULTS/$label-$name-$size.spec" &
       done
       wait
       local total=0 rate  # the processes' steady rates, summed
@@ -197,7 +202,7 @@ scale() {  # LABEL NAME KERNEL MODULE IMPL [extra]
 }
 scale_all() {  # LABEL
   uses liger && scale "$1" liger geglu kprop_liger liger::geglu
-  uses fla && scale "$1" fla causal_conv1d kprop_fla fla::causal_conv1d
+  uses fla && scale "$1" fla causal_conv1d kprop_fla fla::causal_conv1d $fla_pins
   uses dao && dao_ready && scale "$1" dao causal_conv1d kprop_dao dao::causal_conv1d \
     --refusal "dao adapter: unsupported"
 }

@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "generators/errors.h"
+#include "harness/call_profile.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/entry.h"
+#include "harness/interrupt.h"
 
 namespace kprop {
 
@@ -51,6 +53,10 @@ int run_cli(const std::vector<std::string>& args) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  // Each command line starts afresh, also the second one a Python process runs
+  // (bench/gpu/steady.py): no earlier interrupt, no earlier calls' time in its profile.
+  clear_interrupt();
+  CallProfile::reset();
   try {
     if (app.got_subcommand("check")) return run_check(check);
     if (app.got_subcommand("hunt")) return run_hunt(hunt);

@@ -68,4 +68,15 @@ line_like usage err ".*--cases.*many.*"
 run plugin 0 "${py[@]}" check scaled_tanh --load "$plugin" --cases 20 --no-corpus
 line plugin out "PASS: no new counterexample in 20 cases"
 
+# --- several command lines in one process (bench/gpu/steady.py runs each twice, the
+# second measured): every command reports its own time, not the process's so far.
+spec="twice 40 causal_conv1d --import causal_conv1d_ops --impl mine::causal_conv1d \
+--property vs_reference --no-isolation --no-corpus"
+printf '%s\n%s\n' "$spec" "$spec" >"$tmp/steady.spec"
+run steady 0 "$1" "$3/bench/gpu/steady.py" "$tmp/steady.spec"
+line_like steady out "steady: twice: 40 cases in $timing = [0-9]+ cases/s; warm-up run [0-9.]+ s \(exit 0\)"
+calls=$(grep -oE '\([0-9]+ calls\)' "$tmp/steady.out" | sort | uniq -c)
+[ "$(printf '%s\n' "$calls" | wc -l)" = 1 ] && [[ "$calls" == *" 2 ("* ]] ||
+  fail "the two measured runs count different calls (a profile carried over): $calls"
+
 finish

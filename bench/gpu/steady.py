@@ -1,0 +1,84 @@
+"""Steady-state cases/s of `kprop check` runs through a Python-registered kernel, in one
+Python process: the imports (torch, Triton, the upstream package: 5 to 20 s on the H200)
+are paid once, and each run goes twice with the same seed, so that the second, measured
+one meets only kernels Triton has compiled already (a new shape or constexpr compiles in
+the first). What it prints per run is kprop's own summary of the measured run (cases,
+its clock, where the time went, what isolation cost) and one line:
+
+    steady: LABEL: N cases in T s = R cases/s (P passed, K known failures, ...)
+
+Each line of the spec file (or stdin) is LABEL CASES kprop-check-arguments...; `#` starts
+a comment. Example (examples/upstream on PYTHONPATH, kprop's Python entry built):
+
+    echo "liger-small 2000 geglu --import kprop_liger --impl liger::geglu --device cuda \\
+        --property vs_reference --no-isolation" | python3 bench/gpu/steady.py -
+"""
+import argparse
+import ctypes
+import os
+import re
+import shlex
+import sys
+import tempfile
+import time
+
+_STARTED = time.perf_counter()
+import kprop  # noqa: E402  (after the clock: its import is part of what is reported)
+
+_libc = ctypes.CDLL(None)
+_SUMMARY = re.compile(r"^(\d+) cases: .* in ([\d.]+) s \((\d+) cases/s\)")
+
+
+def run_captured(args):
+    """kprop.main(args) with its standard output in a string (kprop writes to file
+    descriptor 1 from C++, so the descriptor is redirected, not sys.stdout)."""
+    sys.stdout.flush()
+    with tempfile.TemporaryFile(mode="w+") as sink:
+        saved = os.dup(1)
+        os.dup2(sink.fileno(), 1)
+        try:
+            code = kprop.main(args)
+        finally:
+            _libc.fflush(None)
+            os.dup2(saved, 1)
+            os.close(saved)
+        sink.seek(0)
+        return code, sink.read()
+
+
+def measure(label, cases, args, seed):
+    run = ["check"] + args + ["--cases", str(cases), "--seed", str(seed)]
+    start = time.perf_counter()
+    warm_code, _ = run_captured(run)
+    warm_seconds = time.perf_counter() - start
+    code, text = run_captured(run)
+    for line in text.splitlines():
+        if _SUMMARY.match(line) or line.startswith(("time:", "isolation:", "FAIL", "defect:")):
+            print(f"   {line}")
+    found = next((m for m in map(_SUMMARY.match, text.splitlines()) if m), None)
+    if found is None:
+        print(f"steady: {label}: no summary (exit {code}); its output:\n{text}", flush=True)
+        return
+    n, seconds, rate = int(found.group(1)), float(found.group(2)), int(found.group(3))
+    stopped = " (stopped at a new failure)" if code == 1 else ""
+    print(f"steady: {label}: {n} cases in {seconds:.2f} s = {rate} cases/s{stopped}; "
+          f"warm-up run {warm_seconds:.1f} s (exit {warm_code})", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("spec", help="file of LABEL CASES arguments... lines, or - for stdin")
+    parser.add_argument("--seed", type=int, default=7, help="seed of every run (default 7)")
+    options = parser.parse_args()
+    lines = (sys.stdin if options.spec == "-" else open(options.spec)).read().splitlines()
+    start = time.perf_counter()
+    print(f"steady: kprop and torch imported in {start - _STARTED:.1f} s", flush=True)
+    for line in lines:
+        words = shlex.split(line, comments=True)
+        if len(words) >= 3:
+            measure(words[0], int(words[1]), words[2:], options.seed)
+    print(f"steady: all runs in {time.perf_counter() - start:.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
