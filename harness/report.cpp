@@ -65,13 +65,6 @@ std::string format_call_profile(const CallProfile::Totals& p, double total_secon
                      p.at(Part::transfers), p.at(Part::reference), std::max(rest, 0.0));
 }
 
-std::string format_isolation_cost(const IsolationStats& run, double total_seconds) {
-  return fmt::format("isolation: {} cases in worker processes, {} started ({:.2f} s starting "
-                     "them): {:.2f} ms per case apart from the starts",
-                     run.cases, run.workers_started, run.start_seconds,
-                     run.cases > 0 ? 1e3 * (total_seconds - run.start_seconds) / run.cases : 0.0);
-}
-
 nlohmann::json verdict_to_json(const Verdict& v) {
   nlohmann::json tensors = nlohmann::json::array();
   for (const auto& t : v.tensors)

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "harness/call_profile.h"
-#include "harness/isolation.h"
 #include "harness/runner.h"
 
 namespace kprop {
@@ -22,10 +21,6 @@ std::string format_tally(const Tally& t);
 // "time: implementation 1.20 s (2000 calls), transfers 0.10 s, float64 reference 0.40 s,
 // the rest 0.30 s": where the `total_seconds` of a run went (harness/call_profile.h).
 std::string format_call_profile(const CallProfile::Totals& p, double total_seconds);
-// What a run's isolated cases cost: "isolation: N cases in worker processes, W started
-// (S s starting them): M ms per case apart from the starts" (the run's time less the
-// workers' starts, over N).
-std::string format_isolation_cost(const IsolationStats& run, double total_seconds);
 
 // The same, for machines (--json).
 nlohmann::json verdict_to_json(const Verdict& v);

@@ -243,11 +243,14 @@ int run_check(const CheckOptions& o) {
   // In-process calls only: an isolated worker's time is its own.
   if (const auto profile = CallProfile::totals(); profile.count(CallProfile::Part::implementation) > 0)
     fmt::print("{}\n", format_call_profile(profile, r.tally.seconds));
+  // What isolation cost this run: the workers' starts, and the rest per isolated case.
   if (const IsolationStats now = isolation_stats(); now.cases > isolated_before.cases) {
-    const IsolationStats run{now.cases - isolated_before.cases,
-                             now.workers_started - isolated_before.workers_started,
-                             now.start_seconds - isolated_before.start_seconds};
-    fmt::print("{}\n", format_isolation_cost(run, r.tally.seconds));
+    const int64_t cases = now.cases - isolated_before.cases;
+    const double starting = now.start_seconds - isolated_before.start_seconds;
+    fmt::print("isolation: {} cases in worker processes, {} started ({:.2f} s starting them): "
+               "{:.2f} ms per case apart from the starts\n",
+               cases, now.workers_started - isolated_before.workers_started, starting,
+               1e3 * (r.tally.seconds - starting) / cases);
   }
   for (const auto& [reason, count] : r.rejections)
     fmt::print("  rejected {} x: {}\n", count, reason);
