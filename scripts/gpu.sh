@@ -147,19 +147,22 @@ small_causal_conv1d="--max-length 16 --max-segments 2 --set D=64 $conv_common"
 large_causal_conv1d="--max-length 256 --max-segments 8 --set D=512 $conv_common"
 fla_pins="--set initial_state=true --set final_state_grad=false --set layout=packed --dtype float32"
 cases_small=${CASES_SMALL:-2000} cases_large=${CASES_LARGE:-200} speed_box=${SPEED_BOX:-480}
+spec_line() {  # LABEL CASES KERNEL MODULE IMPL PROPERTY [options]: one line of steady.py's spec
+  echo "$1 $2 $3 --import $4 --impl $5 --device cuda --property $6 --corpus $RESULTS/corpus ${*:7}"
+}
 speed_spec() {  # KERNEL MODULE IMPL PROPERTIES [extra]: steady.py's spec, one line per run
   local kernel=$1 module=$2 impl=$3 properties=$4; shift 4
   for size in small large; do
     local shape=${size}_$kernel cases=cases_$size
     for property in $properties; do
       local n=${!cases}; [ "$property" = gradient ] && n=$((n / 8))
-      echo "$size-$property $n $kernel --import $module --impl $impl --device cuda" \
-        "--property $property --no-isolation --corpus $RESULTS/corpus ${!shape} $*"
+      spec_line "$size-$property" "$n" "$kernel" "$module" "$impl" "$property" --no-isolation \
+        ${!shape} "$@"
     done
   done
   local small=small_$kernel  # the same with each case in a worker process (the default)
-  echo "small-vs_reference-isolated $((cases_small / 4)) $kernel --import $module" \
-    "--impl $impl --device cuda --property vs_reference --corpus $RESULTS/corpus ${!small} $*"
+  spec_line small-vs_reference-isolated $((cases_small / 4)) "$kernel" "$module" "$impl" \
+    vs_reference ${!small} "$@"
 }
 steady_run() {  # NAME SECONDS KERNEL MODULE IMPL PROPERTIES [extra]
   local name=$1 box=$2; shift 2
@@ -182,10 +185,9 @@ scale() {  # LABEL NAME KERNEL MODULE IMPL [extra]
   local label=$1 name=$2 kernel=$3 module=$4 impl=$5; shift 5
   for size in ${SCALE_SIZES:-small large}; do
     local shape=${size}_$kernel cases=cases_$size
+    spec_line "$size-vs_reference" "${!cases}" "$kernel" "$module" "$impl" vs_reference \
+      --no-isolation ${!shape} "$@" > "$RESULTS/$label-$name-$size.spec"
     for procs in 1 2 4 8; do
-      echo "$size-vs_reference ${!cases} $kernel --import $module --impl $impl --device cuda" \
-        "--property vs_reference --no-isolation --corpus $RESULTS/corpus ${!shape} $*" \
-        > "$RESULTS/$label-$name-$size.spec"
       for i in $(seq 1 $procs); do
         RUN_SECONDS=240 run "$label-$name-$size-$procs-$i" "$PY" bench/gpu/steady.py \
           --seed "$i" "$RESULTS/$label-$name-$size.spec" &

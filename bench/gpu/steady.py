@@ -5,7 +5,7 @@ one meets only kernels Triton has compiled already (a new shape or constexpr com
 the first). What it prints per run is kprop's own summary of the measured run (cases,
 its clock, where the time went, what isolation cost) and one line:
 
-    steady: LABEL: N cases in T s = R cases/s (P passed, K known failures, ...)
+    steady: LABEL: N cases in T s = R cases/s; warm-up run W s (exit E)
 
 Each line of the spec file (or stdin) is LABEL CASES kprop-check-arguments...; `#` starts
 a comment. Example (examples/upstream on PYTHONPATH, kprop's Python entry built):
@@ -52,10 +52,12 @@ def measure(label, cases, args, seed):
     warm_code, _ = run_captured(run)
     warm_seconds = time.perf_counter() - start
     code, text = run_captured(run)
+    found = None
     for line in text.splitlines():
-        if _SUMMARY.match(line) or line.startswith(("time:", "isolation:", "FAIL", "defect:")):
+        summary = _SUMMARY.match(line)
+        found = found or summary
+        if summary or line.startswith(("time:", "isolation:", "FAIL", "defect:")):
             print(f"   {line}")
-    found = next((m for m in map(_SUMMARY.match, text.splitlines()) if m), None)
     if found is None:
         print(f"steady: {label}: no summary (exit {code}); its output:\n{text}", flush=True)
         return
