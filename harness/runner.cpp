@@ -4,6 +4,8 @@
 #include <chrono>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "generators/draw.h"
 #include "generators/shrink.h"
 #include "harness/identity.h"
@@ -31,6 +33,25 @@ double since(Clock::time_point start) {
 std::vector<DType> dtypes_for(const std::vector<DType>& wanted, const std::string& property) {
   if (!wanted.empty()) return wanted;
   return find_property(property).dtypes();
+}
+
+// A drawn case that the limits allow but memory would not (more elements than
+// KPROP_MAX_ELEMENTS: large --limit values reach it) is rejected and counted, as the fuzz
+// targets do, rather than ending the run the way a too-large case a user wrote does. One
+// message for all of them, so the summary counts them on one line.
+Verdict evaluate_drawn(const Schema& schema, const Case& c) {
+  if (schema.size_check && !schema.size_check(c).empty()) {
+    Verdict v;
+    v.status = Verdict::Status::rejected;
+    v.kernel = c.kernel;
+    v.impl = c.impl;
+    v.property = c.property;
+    v.message = fmt::format("drawn too large to materialize: more than {} elements in one "
+                            "tensor (KPROP_MAX_ELEMENTS)",
+                            max_elements());
+    return v;
+  }
+  return evaluate(c);
 }
 
 }  // namespace
@@ -169,7 +190,7 @@ SearchResult search(const SearchOptions& options) {
     const CaseSpace space = search_space(options, property, i);
     RandomChoices choices(case_seed(options.seed, i));
     const Case drawn = draw_case(schema, choices, space);
-    const Verdict v = evaluate(drawn);
+    const Verdict v = evaluate_drawn(schema, drawn);
     if (v.status == Verdict::Status::rejected) ++result.rejections[v.message];
 
     if (v.failed()) {

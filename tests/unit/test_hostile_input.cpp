@@ -17,6 +17,7 @@
 #include "harness/corpus.h"
 #include "harness/kernel_info.h"
 #include "harness/replay.h"
+#include "harness/runner.h"
 
 namespace kprop {
 namespace {
@@ -160,6 +161,30 @@ TEST(HostileInput, HugeCasesAreRefusedBeforeAllocating) {
   j["case"]["initial_state"] = true;
   e = read_error(dir, j.dump());
   EXPECT_TRUE(has(e, "case.initial_state: initial_state would hold 268435456 elements")) << e;
+}
+
+// A search whose limits let the generator draw past the element limit (what `--limit
+// max_rows=256 --limit max_cols=1024` did to Liger's GEGLU on the H200) counts those draws
+// as rejected and goes on; it used to end the whole run with exit 2.
+TEST(HostileInput, DrawsPastTheElementLimitAreRejectedAndTheSearchGoesOn) {
+  ::setenv("KPROP_MAX_ELEMENTS", "64", 1);
+  SearchOptions options;
+  options.kernel = "geglu";
+  options.impl = "reference";
+  options.properties = {"vs_reference"};
+  options.cases = 40;
+  options.seed = 3;
+  SearchResult r;
+  EXPECT_NO_THROW(r = search(options));
+  ::unsetenv("KPROP_MAX_ELEMENTS");
+  EXPECT_EQ(r.tally.cases, 40);
+  const std::string message = "drawn too large to materialize: more than 64 elements in one "
+                              "tensor (KPROP_MAX_ELEMENTS)";
+  ASSERT_EQ(r.rejections.count(message), 1u);
+  EXPECT_GT(r.rejections.at(message), 0);
+  EXPECT_EQ(r.tally.rejected, r.rejections.at(message));
+  EXPECT_GT(r.tally.passed, 0);  // the small draws still ran
+  EXPECT_EQ(r.tally.passed + r.tally.rejected, 40);
 }
 
 TEST(HostileInput, FilesystemTroubleIsACaseErrorNamingThePath) {
