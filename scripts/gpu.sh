@@ -14,6 +14,8 @@
 #                                       # (SIGINT at the end of it: kprop prints what it has)
 #   CASES_SMALL=2000 CASES_LARGE=200    # cases per speed run (gradient: an eighth), and
 #   SPEED_BOX=480                       # a time box per kernel's speed process
+#   SPEED_SIZES="small large isolated"  # the speed runs (isolated: small, in a worker)
+#   SCALE_SIZES="small large" SCALE_PROCS="1 2 4 8"   # the several-process runs
 #
 # Each property runs in its own process (one intra-op thread each), all of them beside each
 # other on the one GPU. Findings go to $RESULTS/corpus, which starts as a copy of
@@ -150,9 +152,11 @@ cases_small=${CASES_SMALL:-2000} cases_large=${CASES_LARGE:-200} speed_box=${SPE
 spec_line() {  # LABEL CASES KERNEL MODULE IMPL PROPERTY [options]: one line of steady.py's spec
   echo "$1 $2 $3 --import $4 --impl $5 --device cuda --property $6 --corpus $RESULTS/corpus ${*:7}"
 }
+speed_sizes=" ${SPEED_SIZES:-small large isolated} "
 speed_spec() {  # KERNEL MODULE IMPL PROPERTIES [extra]: steady.py's spec, one line per run
   local kernel=$1 module=$2 impl=$3 properties=$4; shift 4
   for size in small large; do
+    [[ "$speed_sizes" == *" $size "* ]] || continue
     local shape=${size}_$kernel cases=cases_$size
     for property in $properties; do
       local n=${!cases}; [ "$property" = gradient ] && n=$((n / 8))
@@ -161,7 +165,7 @@ speed_spec() {  # KERNEL MODULE IMPL PROPERTIES [extra]: steady.py's spec, one l
     done
   done
   local small=small_$kernel  # the same with each case in a worker process (the default)
-  spec_line small-vs_reference-isolated $((cases_small / 4)) "$kernel" "$module" "$impl" \
+  [[ "$speed_sizes" == *" isolated "* ]] && spec_line small-vs_reference-isolated $((cases_small / 4)) "$kernel" "$module" "$impl" \
     vs_reference ${!small} "$@"
 }
 steady_run() {  # NAME SECONDS KERNEL MODULE IMPL PROPERTIES [extra]
@@ -178,29 +182,45 @@ if want speed; then
     dao::causal_conv1d "$properties_causal_conv1d" --refusal "dao adapter: unsupported"
 fi
 
-# --- Several processes on the one GPU: vs_reference on small cases, 1..8 processes -------
+# --- Several processes on the one GPU: vs_reference, 1..8 processes ----------------------
 # Small cases spend their time in launches and copies, large ones in the CPU oracle: both
 # sizes (SCALE_SIZES), and with MPS (one shared CUDA context) when the part `mps` is asked for.
+# The processes measure together (steady.py --together: each waits for all to be warm).
 scale() {  # LABEL NAME KERNEL MODULE IMPL [extra]
   local label=$1 name=$2 kernel=$3 module=$4 impl=$5; shift 5
   for size in ${SCALE_SIZES:-small large}; do
     local shape=${size}_$kernel cases=cases_$size
     spec_line "$size-vs_reference" "${!cases}" "$kernel" "$module" "$impl" vs_reference \
       --no-isolation ${!shape} "$@" > "$RESULTS/$label-$name-$size.spec"
-    for procs in 1 2 4 8; do
+    for procs in ${SCALE_PROCS:-1 2 4 8}; do
+      local barrier=$RESULTS/.together-$label-$name-$size-$procs
+      rm -rf "$barrier"
       for i in $(seq 1 $procs); do
-        RUN_SECONDS=240 run "$label-$name-$size-$procs-$i" "$PY" bench/gpu/steady.py \
-          --seed "$i" "$RESULTS/$label-$name-$size.spec" &
+        RUN_SECONDS=${SCALE_BOX:-240} run "$label-$name-$size-$procs-$i" "$PY" \
+          bench/gpu/steady.py --seed "$i" --together "$barrier:$procs" \
+          "$RESULTS/$label-$name-$size.spec" &
       done
       wait
-      local total=0 rate  # the processes' steady rates, summed
-      for log in "$RESULTS"/$label-$name-$size-$procs-*.log; do
-        rate=$(grep -oE '= [0-9]+ cases/s' "$log" | grep -oE '[0-9]+')
-        total=$((total + ${rate:-0}))
-      done
-      note "   $label: $name, $size, $procs processes: $total cases/s together"
+      # Together: the cases of all processes over the span from the first measured run's
+      # start to the last one's end, and each process's own rate.
+      note "   $(together_line "$label: $name, $size, $procs processes" \
+        "$RESULTS"/$label-$name-$size-$procs-*.log)"
     done
   done
+}
+together_line() {  # WHAT LOG...: the processes' measured runs, added up over their shared span
+  local what=$1; shift
+  grep -h '^steady: .* measured ' "$@" | awk -v what="$what" '
+    { for (i = 1; i <= NF; i++) {
+        if ($i == "cases" && $(i + 1) == "in") n = $(i - 1)
+        if ($i == "measured") { split($(i + 1), span, "-") }
+        if ($i == "=") rate = $(i + 1) }
+      cases += n; rates = rates sep rate; sep = ", "
+      if (first == "" || span[1] < first) first = span[1]
+      if (span[2] > last) last = span[2]; runs++ }
+    END { if (!runs) { print what ": no measured run"; exit }
+      printf "%s: %d cases/s together (%d cases in %.2f s), each %s\n",
+             what, cases / (last - first), cases, last - first, rates }'
 }
 scale_all() {  # LABEL
   uses liger && scale "$1" liger geglu kprop_liger liger::geglu

@@ -5,7 +5,12 @@ one meets only kernels Triton has compiled already (a new shape or constexpr com
 the first). What it prints per run is kprop's own summary of the measured run (cases,
 its clock, where the time went, what isolation cost) and one line:
 
-    steady: LABEL: N cases in T s = R cases/s; warm-up run W s (exit E)
+    steady: LABEL: N cases in T s = R cases/s; warm-up run W s (exit E); measured A-B
+
+(A and B: the measured run's start and end, seconds since the epoch, to add up several
+processes over the span they shared). With `--together DIR:N`, N processes running one spec
+beside each other on one GPU measure each run only once all N have finished its warm-up, so
+that their measured runs overlap (a process that came late would otherwise run alone).
 
 Each line of the spec file (or stdin) is LABEL CASES kprop-check-arguments...; `#` starts
 a comment. Example (examples/upstream on PYTHONPATH, kprop's Python entry built):
@@ -46,12 +51,28 @@ def run_captured(args):
         return code, sink.read()
 
 
-def measure(label, cases, args, seed):
+def wait_for_all(together, label):
+    """Blocks until N processes (this one included) have reached this run's barrier in DIR;
+    gives up after 10 minutes (a process that died does not hold the others forever)."""
+    folder, count = together
+    arrived = os.path.join(folder, label)
+    os.makedirs(arrived, exist_ok=True)
+    open(os.path.join(arrived, str(os.getpid())), "w").close()
+    deadline = time.time() + 600
+    while len(os.listdir(arrived)) < count and time.time() < deadline:
+        time.sleep(0.05)
+
+
+def measure(label, cases, args, seed, together):
     run = ["check"] + args + ["--cases", str(cases), "--seed", str(seed)]
     start = time.perf_counter()
     warm_code, _ = run_captured(run)
     warm_seconds = time.perf_counter() - start
+    if together:
+        wait_for_all(together, label)
+    measured_from = time.time()
     code, text = run_captured(run)
+    measured_to = time.time()
     found = None
     for line in text.splitlines():
         summary = _SUMMARY.match(line)
@@ -64,13 +85,23 @@ def measure(label, cases, args, seed):
     n, seconds, rate = int(found.group(1)), float(found.group(2)), int(found.group(3))
     stopped = " (stopped at a new failure)" if code == 1 else ""
     print(f"steady: {label}: {n} cases in {seconds:.2f} s = {rate} cases/s{stopped}; "
-          f"warm-up run {warm_seconds:.1f} s (exit {warm_code})", flush=True)
+          f"warm-up run {warm_seconds:.1f} s (exit {warm_code}); "
+          f"measured {measured_from:.2f}-{measured_to:.2f}", flush=True)
+
+
+def barrier(text):
+    folder, _, count = text.rpartition(":")
+    if not folder or not count.isdigit() or int(count) < 1:
+        raise argparse.ArgumentTypeError(f"expected DIR:N (N >= 1), got {text!r}")
+    return folder, int(count)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("spec", help="file of LABEL CASES arguments... lines, or - for stdin")
     parser.add_argument("--seed", type=int, default=7, help="seed of every run (default 7)")
+    parser.add_argument("--together", metavar="DIR:N", type=barrier,
+                        help="measure each run once N processes sharing DIR are warm")
     options = parser.parse_args()
     lines = (sys.stdin if options.spec == "-" else open(options.spec)).read().splitlines()
     start = time.perf_counter()
@@ -78,7 +109,7 @@ def main():
     for line in lines:
         words = shlex.split(line, comments=True)
         if len(words) >= 3:
-            measure(words[0], int(words[1]), words[2:], options.seed)
+            measure(words[0], int(words[1]), words[2:], options.seed, options.together)
     print(f"steady: all runs in {time.perf_counter() - start:.1f} s", flush=True)
 
 
