@@ -74,9 +74,29 @@ spec="twice 40 causal_conv1d --import causal_conv1d_ops --impl mine::causal_conv
 --property vs_reference --no-isolation --no-corpus"
 printf '%s\n%s\n' "$spec" "$spec" >"$tmp/steady.spec"
 run steady 0 "$1" "$3/bench/gpu/steady.py" "$tmp/steady.spec"
-line_like steady out "steady: twice: 40 cases in $timing = [0-9]+ cases/s; warm-up run [0-9.]+ s \(exit 0\)"
+line_like steady out "steady: twice: 40 cases in $timing = [0-9]+ cases/s; warm-up run [0-9.]+ s \(exit 0\); measured [0-9.]+-[0-9.]+"
 calls=$(grep -oE '\([0-9]+ calls\)' "$tmp/steady.out" | sort | uniq -c)
 [ "$(printf '%s\n' "$calls" | wc -l)" = 1 ] && [[ "$calls" == *" 2 ("* ]] ||
   fail "the two measured runs count different calls (a profile carried over): $calls"
+
+# --- steady.py --together DIR:2: a process that is warm first waits at the barrier until
+# the other is warm too, so that their measured runs overlap.
+printf '%s\n' "$spec" >"$tmp/together.spec"
+"$1" "$3/bench/gpu/steady.py" --together "$tmp/barrier:2" "$tmp/together.spec" >"$tmp/early.out" 2>&1 &
+early=$!
+for _ in $(seq 600); do compgen -G "$tmp/barrier/twice/*" >/dev/null && break; sleep 0.1; done
+compgen -G "$tmp/barrier/twice/*" >/dev/null || fail "the first process never reached the barrier"
+sleep 1
+grep -q "^steady: twice:" "$tmp/early.out" && fail "the first process measured without waiting for the second"
+late_start=$(date +%s.%N)
+"$1" "$3/bench/gpu/steady.py" --together "$tmp/barrier:2" "$tmp/together.spec" >"$tmp/late.out" 2>&1 ||
+  fail "the second process failed: $(cat "$tmp/late.out")"
+wait $early || fail "the first process failed: $(cat "$tmp/early.out")"
+measured_from() { grep -oE 'measured [0-9.]+' "$1" | grep -oE '[0-9.]+$'; }
+awk -v early="$(measured_from "$tmp/early.out")" -v late="$(measured_from "$tmp/late.out")" \
+  -v launched="$late_start" 'BEGIN { exit !(early != "" && late != "" && early >= launched &&
+  early - late < 1 && late - early < 1) }' ||
+  fail "measured runs do not overlap: first from $(measured_from "$tmp/early.out"), second \
+from $(measured_from "$tmp/late.out"), second launched at $late_start"
 
 finish
