@@ -51,11 +51,11 @@ def run_captured(args):
         return code, sink.read()
 
 
-def wait_for_all(together, label):
+def wait_for_all(together, run_name):
     """Blocks until N processes (this one included) have reached this run's barrier in DIR;
     gives up after 10 minutes (a process that died does not hold the others forever)."""
     folder, count = together
-    arrived = os.path.join(folder, label)
+    arrived = os.path.join(folder, run_name)
     os.makedirs(arrived, exist_ok=True)
     open(os.path.join(arrived, str(os.getpid())), "w").close()
     deadline = time.time() + 600
@@ -63,13 +63,13 @@ def wait_for_all(together, label):
         time.sleep(0.05)
 
 
-def measure(label, cases, args, seed, together):
+def measure(number, label, cases, args, seed, together):
     run = ["check"] + args + ["--cases", str(cases), "--seed", str(seed)]
     start = time.perf_counter()
     warm_code, _ = run_captured(run)
     warm_seconds = time.perf_counter() - start
     if together:
-        wait_for_all(together, label)
+        wait_for_all(together, f"{number}-{label}")  # the spec's n-th run: labels may repeat
     measured_from = time.time()
     code, text = run_captured(run)
     measured_to = time.time()
@@ -106,10 +106,10 @@ def main():
     lines = (sys.stdin if options.spec == "-" else open(options.spec)).read().splitlines()
     start = time.perf_counter()
     print(f"steady: kprop and torch imported in {start - _STARTED:.1f} s", flush=True)
-    for line in lines:
-        words = shlex.split(line, comments=True)
-        if len(words) >= 3:
-            measure(words[0], int(words[1]), words[2:], options.seed, options.together)
+    runs = [words for words in (shlex.split(line, comments=True) for line in lines)
+            if len(words) >= 3]
+    for number, words in enumerate(runs, 1):
+        measure(number, words[0], int(words[1]), words[2:], options.seed, options.together)
     print(f"steady: all runs in {time.perf_counter() - start:.1f} s", flush=True)
 
 

@@ -84,8 +84,8 @@ calls=$(grep -oE '\([0-9]+ calls\)' "$tmp/steady.out" | sort | uniq -c)
 printf '%s\n' "$spec" >"$tmp/together.spec"
 "$1" "$3/bench/gpu/steady.py" --together "$tmp/barrier:2" "$tmp/together.spec" >"$tmp/early.out" 2>&1 &
 early=$!
-for _ in $(seq 600); do compgen -G "$tmp/barrier/twice/*" >/dev/null && break; sleep 0.1; done
-compgen -G "$tmp/barrier/twice/*" >/dev/null || fail "the first process never reached the barrier"
+for _ in $(seq 600); do compgen -G "$tmp/barrier/1-twice/*" >/dev/null && break; sleep 0.1; done
+compgen -G "$tmp/barrier/1-twice/*" >/dev/null || fail "the first process never reached the barrier"
 sleep 1
 grep -q "^steady: twice:" "$tmp/early.out" && fail "the first process measured without waiting for the second"
 late_start=$(date +%s.%N)
