@@ -10,6 +10,7 @@
 #include "generators/shrink.h"
 #include "harness/identity.h"
 #include "harness/kernel_info.h"
+#include "harness/properties/calls.h"
 #include "harness/property.h"
 #include "harness/triage.h"
 
@@ -39,13 +40,11 @@ std::vector<DType> dtypes_for(const std::vector<DType>& wanted, const std::strin
 // KPROP_MAX_ELEMENTS: large --limit values reach it) is rejected and counted, as the fuzz
 // targets do, rather than ending the run the way a too-large case a user wrote does. One
 // message for all of them, so the summary counts them on one line.
-Verdict evaluate_drawn(const Schema& schema, const Case& c) {
+Verdict evaluate_drawn(const KernelInfo& kernel, const Case& c) {
+  const Schema& schema = kernel.schema();
   if (schema.size_check && !schema.size_check(c).empty()) {
-    Verdict v;
+    Verdict v = open_verdict(kernel, c);
     v.status = Verdict::Status::rejected;
-    v.kernel = c.kernel;
-    v.impl = c.impl;
-    v.property = c.property;
     v.message = fmt::format("drawn too large to materialize: more than {} elements in one "
                             "tensor (KPROP_MAX_ELEMENTS)",
                             max_elements());
@@ -190,7 +189,7 @@ SearchResult search(const SearchOptions& options) {
     const CaseSpace space = search_space(options, property, i);
     RandomChoices choices(case_seed(options.seed, i));
     const Case drawn = draw_case(schema, choices, space);
-    const Verdict v = evaluate_drawn(schema, drawn);
+    const Verdict v = evaluate_drawn(kernel, drawn);
     if (v.status == Verdict::Status::rejected) ++result.rejections[v.message];
 
     if (v.failed()) {

@@ -165,8 +165,8 @@ speed_spec() {  # KERNEL MODULE IMPL PROPERTIES [extra]: steady.py's spec, one l
     done
   done
   local small=small_$kernel  # the same with each case in a worker process (the default)
-  [[ "$speed_sizes" == *" isolated "* ]] && spec_line small-vs_reference-isolated $((cases_small / 4)) "$kernel" "$module" "$impl" \
-    vs_reference ${!small} "$@"
+  [[ "$speed_sizes" == *" isolated "* ]] && spec_line small-vs_reference-isolated \
+    $((cases_small / 4)) "$kernel" "$module" "$impl" vs_reference ${!small} "$@"
 }
 steady_run() {  # NAME SECONDS KERNEL MODULE IMPL PROPERTIES [extra]
   local name=$1 box=$2; shift 2
