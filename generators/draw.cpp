@@ -159,6 +159,7 @@ class Drawer {
         spec.draw ? spec.draw(DrawContext{so_far, space_, index})
                   : std::vector<IntOption>{IntOption::range(1, b.lo, b.hi)};
     for (auto& o : options) {
+      if (!o.hi_limit.empty()) o.hi = space_.limit(schema_, o.hi_limit);
       if (o.values.empty()) {
         const int64_t hi = o.lo + (o.hi - o.lo) * std::clamp(space_.size, 0, 100) / 100;
         o.lo = b.clamp(o.lo);

@@ -54,11 +54,18 @@ struct IntOption {
   uint32_t weight = 0;
   int64_t lo = 0, hi = 0;
   std::vector<int64_t> values;
+  std::string hi_limit;  // a range up to this limit of the space (hi is then ignored)
 
-  static IntOption just(uint32_t weight, int64_t v) { return {weight, v, v, {}}; }
-  static IntOption range(uint32_t weight, int64_t lo, int64_t hi) { return {weight, lo, hi, {}}; }
+  static IntOption just(uint32_t weight, int64_t v) { return {weight, v, v, {}, {}}; }
+  static IntOption range(uint32_t weight, int64_t lo, int64_t hi) {
+    return {weight, lo, hi, {}, {}};
+  }
   static IntOption any_of(uint32_t weight, std::vector<int64_t> values) {
-    return {weight, 0, 0, std::move(values)};
+    return {weight, 0, 0, std::move(values), {}};
+  }
+  // lo .. the space's value of limit `limit` (`--limit NAME=N`, else its default).
+  static IntOption up_to(uint32_t weight, int64_t lo, std::string limit) {
+    return {weight, lo, lo, {}, std::move(limit)};
   }
 };
 
@@ -116,6 +123,24 @@ struct ParamSpec {
   Bounds bounds_in(const Case& c, size_t index) const {
     return bounds ? bounds(c, index) : static_bounds;
   }
+
+  // Named fields for declarations: param_spec(...).by_default(4).within(1, 4096)...
+  ParamSpec& by_default(ParamValue v) { default_value = std::move(v); return *this; }
+  ParamSpec& within(int64_t lo, int64_t hi) { static_bounds = {lo, hi}; return *this; }
+  ParamSpec& drawn(std::function<std::vector<IntOption>(const DrawContext&)> f) {
+    draw = std::move(f);
+    return *this;
+  }
+  ParamSpec& drawn(std::vector<IntOption> options) {
+    draw = [options](const DrawContext&) { return options; };
+    return *this;
+  }
+  ParamSpec& shrinking(
+      std::function<std::vector<int64_t>(int64_t value, const Case& c, size_t index)> f) {
+    shrinks = std::move(f);
+    return *this;
+  }
+  ParamSpec& true_in_percent(uint32_t p) { percent_true = p; return *this; }
 };
 
 // A parameter with its name, type, meaning and simplest value; the rest is filled in after.

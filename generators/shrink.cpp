@@ -26,6 +26,20 @@ std::vector<int64_t> towards(int64_t x, int64_t simplest) {
   return out;
 }
 
+std::function<std::vector<int64_t>(int64_t, const Case&, size_t)> along_blocks(int64_t width) {
+  return [width](int64_t x, const Case&, size_t) {
+    std::vector<int64_t> out;
+    auto offer = [&](int64_t v) {
+      if (v >= 1 && v < x && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    };
+    offer(1);
+    offer(x % width);
+    offer(x - width);
+    for (int64_t v : towards(x, 1)) offer(v);
+    return out;
+  };
+}
+
 namespace {
 
 std::vector<int64_t> integer_steps(const ParamSpec& spec, int64_t x, const Case& c, size_t index,

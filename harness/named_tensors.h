@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,11 @@ namespace kprop {
 class NamedTensors {
  public:
   using Entry = std::pair<std::string, at::Tensor>;
+
+  NamedTensors() = default;
+  NamedTensors(std::initializer_list<Entry> entries) {
+    for (const auto& [name, t] : entries) set(name, t);
+  }
 
   // Sets (or replaces) the tensor of `name`, keeping first-insertion order.
   void set(const std::string& name, const at::Tensor& t) {
