@@ -18,7 +18,7 @@ std::vector<std::unique_ptr<KernelInfo>>& kernels() {
 }
 }  // namespace
 
-Problem KernelInfo::in_dtype(const Problem& p, DType dtype) const {
+Problem KernelInfo::in_dtype(const Problem& p, DType dtype) {
   Problem out{p.c, {}};
   out.c.dtype = dtype;
   for (const auto& [name, t] : p.inputs)

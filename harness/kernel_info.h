@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "generators/case.h"
@@ -54,7 +55,21 @@ struct KnownDefect {
   std::string symptom;             // e.g. "dh0 [sequence shorter than W]" (harness/identity.h)
   // Does a minimal case that shows `symptom` have this defect's shape?
   std::function<bool(const Case& minimal)> shape;
+
+  // Named fields for declarations: defect("bias added twice").in({"toy@bias"})...
+  KnownDefect& because(std::string s) { summary = std::move(s); return *this; }
+  KnownDefect& in(std::vector<std::string> i) { impls = std::move(i); return *this; }
+  KnownDefect& hunted_by(std::string p) { property = std::move(p); return *this; }
+  KnownDefect& within(std::map<std::string, int64_t> l) { limits = std::move(l); return *this; }
+  KnownDefect& first_found_by_kprop() { reported_upstream = false; return *this; }
+  KnownDefect& shows(std::string s) { symptom = std::move(s); return *this; }
+  KnownDefect& when(std::function<bool(const Case&)> f) { shape = std::move(f); return *this; }
 };
+inline KnownDefect defect(std::string name) {
+  KnownDefect d;
+  d.name = std::move(name);
+  return d;
+}
 
 // A case that must give bit-identical results to another: the same inputs on other
 // hardware or in another memory layout. `varies` names what differs, in words that hold no
@@ -69,6 +84,9 @@ class KernelInfo {
   virtual ~KernelInfo() = default;
 
   virtual std::string name() const = 0;
+  // The schema strings of its operators `<ns>::<kernel>_fwd` and `_bwd`, for a library that
+  // registers an implementation of its own (the one place they are written).
+  virtual std::pair<std::string, std::string> operator_schemas() const = 0;
   virtual std::vector<DType> dtypes() const = 0;
   virtual std::vector<std::string> properties() const = 0;
   // Built-in implementations, the float64 reference first; the default one to test.
@@ -80,7 +98,7 @@ class KernelInfo {
   // The tensors of a case, from its seed.
   virtual Problem materialize(const Case& c) const = 0;
   // The same call in another dtype (inputs converted; integer inputs kept).
-  Problem in_dtype(const Problem& p, DType dtype) const;
+  static Problem in_dtype(const Problem& p, DType dtype);
 
   // Calls through the dispatcher. `op_namespace` names the implementation.
   virtual NamedTensors forward(const std::string& op_namespace, const Problem& p) const = 0;
