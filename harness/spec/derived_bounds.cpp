@@ -1,0 +1,80 @@
+#include "harness/spec/derived_bounds.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "harness/random_tensor.h"
+#include "harness/tolerance.h"
+#include "kernels/common/host_values.h"
+
+namespace kprop {
+
+Bound Bound::elementwise(int k, Magnitude m) {
+  Bound b;
+  b.kind = Kind::elementwise;
+  b.roundings = k;
+  b.magnitude = std::move(m);
+  return b;
+}
+
+Bound Bound::sum_over(std::string dim, Magnitude m) {
+  Bound b;
+  b.kind = Kind::sum;
+  b.over = std::move(dim);
+  b.magnitude = std::move(m);
+  return b;
+}
+
+Bound Bound::sum_of(std::function<int64_t(const Case&)> k, Magnitude m, int rounded_partials) {
+  Bound b;
+  b.kind = Kind::sum;
+  b.terms = std::move(k);
+  b.magnitude = std::move(m);
+  b.rounded_partials = rounded_partials;
+  return b;
+}
+
+NamedTensors derived_bounds(const std::map<std::string, Bound>& bounds, const Exact& exact,
+                            const std::map<std::string, int64_t>& dims,
+                            const NamedTensors& reference, const std::vector<int>& joined_partials) {
+  TORCH_CHECK(!joined_partials.empty(), "error_bounds: no computation to bound");
+  const at::ScalarType out = scalar_type(exact.c.dtype);
+  const at::ScalarType acc = out == at::kDouble ? at::kDouble : at::kFloat;
+  const double u_acc = unit_roundoff(acc), u_out = unit_roundoff(out);
+  const double tiny = smallest_normal(out);
+  const double computations = static_cast<double>(joined_partials.size());
+
+  NamedTensors result;
+  for (const auto& [name, bound] : bounds) {
+    const at::Tensor value = reference.get(name);
+    if (!value.defined()) continue;  // an absent optional result
+    const at::Tensor magnitude =
+        bound.magnitude ? float64_of(bound.magnitude(exact))
+                        : elementwise_float64([](double v) { return std::abs(v); }, value);
+    if (bound.kind == Bound::Kind::elementwise) {
+      // The output's rounding is u_out of the computed value, which lies within gamma *
+      // magnitude of the exact one: hence (1 + u_out). A partial result rounded to the
+      // output dtype on the way adds u_out * magnitude.
+      const double gamma = gamma_bound(bound.roundings, u_acc) * (1 + u_out);
+      double per_magnitude = 0;
+      for (int j : joined_partials) per_magnitude += gamma + j * u_out;
+      result.set(name, elementwise_float64(
+                           [=](double m, double v) {
+                             return per_magnitude * m + computations * (u_out * std::abs(v) + tiny);
+                           },
+                           magnitude, value));
+      continue;
+    }
+    const int64_t k = bound.terms ? bound.terms(exact.c) : dims.at(bound.over);
+    at::Tensor total;
+    for (int j : joined_partials) {
+      const auto b = sum_error_bound(magnitude, value, k, acc, out, bound.rounded_partials + j);
+      total = total.defined() ? elementwise_float64(std::plus<double>(), total, b) : b;
+    }
+    result.set(name, total);
+  }
+  return result;
+}
+
+}  // namespace kprop

@@ -1,0 +1,204 @@
+// A kernel in one declaration (DESIGN.md §8): what kprop must know about a kernel, said
+// once, and compiled into the KernelInfo that every property reads (register_spec).
+//
+// From the declaration kprop derives what each kernel used to write by hand:
+// - the boxed calls and the TORCH_LIBRARY registrations, from the operator schema strings
+//   (arguments and returns are matched to inputs, cotangents, gradients and case
+//   parameters by name);
+// - the implementations' namespaces, from their names (`tiled@clamped` ->
+//   `kprop_tiled_clamped`; the reference joins `kprop_reference`);
+// - materializing a case (each present input drawn from its own stream of the seed, in
+//   declaration order), the inputs with a gradient and the outputs with a cotangent;
+// - the float64 reference's backward, by libtorch autograd of its forward, unless given;
+// - error bounds from declared structure (element-wise with k roundings, or a sum of K
+//   terms over a named dimension), for every dtype and every joined partial;
+// - the region of a failing element, by named dimension.
+// What does not fit a structure stays a function of the spec (a hand-written bound, a
+// region rule, a materializer): it replaces only its own part of the derivation.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <ATen/core/ivalue.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "generators/schema.h"
+#include "harness/kernel_info.h"
+#include "harness/takes.h"
+
+namespace kprop {
+
+// The arguments of one operator call by name, as an implementation receives them: tensors
+// under kprop's names ("x", "w", "h0"; cotangents "dy"), other arguments under the
+// schema's names ("num_cores", "activation"). An absent optional tensor is undefined.
+class OpArgs {
+ public:
+  NamedTensors tensors;
+  std::map<std::string, c10::IValue> scalars;
+
+  at::Tensor operator[](const std::string& name) const { return tensors.get(name); }
+  int64_t integer(const std::string& name) const;
+  double real(const std::string& name) const;
+  bool flag(const std::string& name) const;
+  std::string text(const std::string& name) const;
+};
+
+// One side of an implementation: its forward (inputs -> outputs) or its backward (inputs
+// and cotangents -> gradients "d" + input), kprop's names in and out.
+using OpFunction = std::function<NamedTensors(const OpArgs&)>;
+
+// A dimension by name, its size from the case: "rows" is the parameter rows.
+struct Dim {
+  std::string name;
+  std::function<int64_t(const Case&)> size;
+};
+// A dimension whose size is the integer parameter of the same name.
+Dim param_dim(const std::string& name);
+
+// An input or an output of the kernel.
+struct TensorSpec {
+  std::string name;               // kprop's short name
+  std::vector<std::string> dims;  // named dimensions, outermost first
+  std::string argument;           // its name in the operator schemas; default: `name`
+  // Present in a case (an optional input); default: always.
+  std::function<bool(const Case&)> present;
+  bool differentiable = true;     // inputs: has a gradient; outputs: takes a cotangent
+  // Outputs: takes a cotangent in this case (a final state only when its gradient is
+  // asked for); default: whenever present and differentiable.
+  std::function<bool(const Case&)> cotangent;
+
+  TensorSpec(std::string name, std::vector<std::string> dims = {})
+      : name(std::move(name)), dims(std::move(dims)) {}
+  TensorSpec& as(std::string schema_name) { argument = std::move(schema_name); return *this; }
+  TensorSpec& when(std::function<bool(const Case&)> f) { present = std::move(f); return *this; }
+  TensorSpec& when_flag(const std::string& flag);
+  TensorSpec& no_gradient() { differentiable = false; return *this; }
+  TensorSpec& cotangent_when(std::function<bool(const Case&)> f) {
+    cotangent = std::move(f);
+    return *this;
+  }
+};
+
+// The float64 tensors a bound is computed from: inputs and cotangents, the reference's
+// outputs and gradients, by kprop's names; and the case.
+struct Exact {
+  const Case& c;
+  NamedTensors tensors;
+  at::Tensor operator[](const std::string& name) const { return tensors.get(name); }
+};
+// Per element, the size of what a result is computed from (float64, the result's shape):
+// what its rounding errors are proportional to. Default: |the exact result|.
+using Magnitude = std::function<at::Tensor(const Exact&)>;
+
+// How a result is computed, for its derived bound (DESIGN.md §5). Each computation a check
+// compares is within its own bound; `rounded_partials` counts partial results stored in the
+// output dtype on the way inside one call.
+struct Bound {
+  enum class Kind { elementwise, sum } kind = Kind::elementwise;
+  int roundings = 1;       // elementwise: roundings in the accumulation type
+  std::string over;        // sum: the dimension summed over (K = its size) ...
+  std::function<int64_t(const Case&)> terms;  // ... or K from the case
+  int rounded_partials = 0;
+  Magnitude magnitude;
+
+  // k roundings in the accumulation type, then one to the output dtype:
+  // (gamma_k (1 + u_out) + j u_out) |m| + u_out |value| + the output's smallest normal.
+  static Bound elementwise(int k, Magnitude m = {});
+  // A sum of the dimension's size terms: sum_error_bound (harness/tolerance.h).
+  static Bound sum_over(std::string dim, Magnitude m);
+  static Bound sum_of(std::function<int64_t(const Case&)> k, Magnitude m, int rounded_partials = 0);
+};
+
+// Names the region of a failing element by its index along a named dimension, for every
+// tensor that has that dimension (a gradient has its input's, a cotangent its output's).
+struct RegionRule {
+  std::string dim;
+  std::function<std::string(const Case&, int64_t index)> name;
+};
+
+struct ImplementationSpec {
+  std::string name;   // as the user writes it; the namespace is derived from it
+  std::string about;
+  OpFunction forward, backward;
+  std::optional<Takes> takes;  // what it takes (harness/takes.h); default: every case
+};
+
+struct KernelSpec {
+  std::string name;
+  // "<name>_fwd(...) -> ...", "<name>_bwd(...) -> ...". Left empty, both are derived: the
+  // inputs (Tensor, or Tensor? when optional) and `operator_params`, returning the outputs;
+  // the backward also takes each differentiable output's cotangent "d" + name and returns
+  // each differentiable input's gradient.
+  std::string forward_schema, backward_schema;
+  std::vector<std::string> operator_params;
+  // The parameters of its cases and the generator's limits: a Schema built elsewhere, or
+  // declared here (`params`, `limits`) and built by compile_spec.
+  const Schema* schema = nullptr;
+  std::vector<ParamSpec> params;
+  std::vector<Limit> limits;
+  std::shared_ptr<const Schema> owned_schema;  // set by compile_spec from params
+  std::vector<DType> dtypes{DType::float64, DType::float32, DType::bfloat16, DType::float16};
+  std::vector<std::string> properties{"gradient", "vs_reference"};
+  std::vector<Dim> dims;
+  std::vector<TensorSpec> inputs, outputs;
+  // Operator arguments that are neither tensors of the spec nor case parameters of the
+  // same name, from the materialized problem.
+  std::map<std::string, std::function<c10::IValue(const Problem&)>> arguments;
+
+  // The oracle, in float64 (ATen ops on float64 tensors); its backward by autograd of
+  // `reference` unless `reference_backward` is given.
+  OpFunction reference, reference_backward;
+  std::string reference_about = "float64 reference (oracle)";
+  // How each output and gradient is computed by an implementation that accumulates in
+  // fp32 (float64 for float64 inputs), for its derived bound.
+  std::map<std::string, Bound> bounds;
+  std::vector<RegionRule> regions;
+
+  std::vector<ImplementationSpec> implementations;  // besides the reference
+  std::string default_implementation;
+  std::vector<KnownDefect> known_defects;
+
+  // What does not fit the derivations: each replaces its own part when set.
+  std::function<Problem(const Case&)> materialize;
+  std::function<NamedTensors(const Problem&, const NamedTensors& cotangents,
+                             const NamedTensors& reference, const std::vector<int>& joined)>
+      error_bounds;
+  std::function<std::string(const Problem&, const std::string& tensor, int64_t flat)> region;
+  std::function<std::optional<std::string>(const Case&, const std::string& impl)> refusal;
+
+  // Optional families (harness/kernel_info.h).
+  std::function<std::optional<Case>(const Case&)> retiled;
+  const SequenceFamily* sequences = nullptr;
+  std::optional<std::string> policy_implementation;
+  std::function<std::string(const Problem&, const NamedTensors&, const std::string&,
+                            const at::Tensor&, const at::Tensor&)>
+      rounding_point;
+  std::function<std::vector<EquivalentCase>(const Case&)> equivalent_cases;
+};
+
+// `kprop_` + the name with every character that is not a letter or digit as '_'; the
+// reference is `kprop_reference`.
+std::string implementation_namespace(const std::string& implementation);
+
+// Checks the declaration (a bad one is kprop's usage error naming the kernel and the
+// field), registers the operators of the reference and of every implementation, and
+// registers the kernel. False when a kernel of that name is registered already.
+bool register_spec(KernelSpec spec);
+
+// register_spec for a kernel built into a program or a plugin, at load time: a bad
+// declaration prints its message and exits with 2.
+bool register_builtin_spec(KernelSpec spec);
+
+// The KernelInfo a spec compiles into, without registering anything (for tests).
+std::unique_ptr<KernelInfo> compile_spec(KernelSpec spec);
+
+// The declaration a registered kernel was compiled from; nullptr for a kernel written as
+// a KernelInfo of its own.
+const KernelSpec* spec_of(const KernelInfo& kernel);
+
+}  // namespace kprop

@@ -1,0 +1,351 @@
+// A KernelSpec compiled into a KernelInfo, and its operators registered: everything
+// harness/spec/kernel_spec.h says is derived is derived here.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <torch/library.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+#include "generators/errors.h"
+#include "harness/random_tensor.h"
+#include "harness/spec/autograd_backward.h"
+#include "harness/spec/derived_bounds.h"
+#include "harness/spec/kernel_spec.h"
+#include "harness/spec/operator_signature.h"
+#include "kernels/common/dispatch.h"
+#include "kernels/common/host_values.h"
+
+namespace kprop {
+
+Dim param_dim(const std::string& name) {
+  return {name, [name](const Case& c) { return c.integer(name); }};
+}
+
+TensorSpec& TensorSpec::when_flag(const std::string& flag) {
+  present = [flag](const Case& c) { return c.flag(flag); };
+  return *this;
+}
+
+std::string implementation_namespace(const std::string& implementation) {
+  std::string ns = "kprop_" + implementation;
+  for (char& ch : ns)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return ns;
+}
+
+namespace {
+
+constexpr const char* kReference = "reference";
+
+bool is_present(const TensorSpec& t, const Case& c) { return !t.present || t.present(c); }
+
+// A spec'd implementation's side as a boxed operator: its arguments read off the stack by
+// name, its results pushed in the schema's order.
+class SpecOperator final : public c10::OperatorKernel {
+ public:
+  SpecOperator(const OperatorSignature& signature, OpFunction f)
+      : signature_(signature), f_(std::move(f)) {}
+  void operator()(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    const OpArgs args = signature_.pop_arguments(*stack);
+    signature_.push_results(f_(args), *stack);
+  }
+
+ private:
+  const OperatorSignature& signature_;
+  OpFunction f_;
+};
+
+class SpecKernel final : public KernelInfo {
+ public:
+  explicit SpecKernel(KernelSpec spec)
+      : spec_(std::move(spec)),
+        forward_(spec_, spec_.forward_schema, false),
+        backward_(spec_, spec_.backward_schema, true) {}
+
+  const KernelSpec& spec() const { return spec_; }
+  const OperatorSignature& forward_signature() const { return forward_; }
+  const OperatorSignature& backward_signature() const { return backward_; }
+
+  std::string name() const override { return spec_.name; }
+  std::pair<std::string, std::string> operator_schemas() const override {
+    return {spec_.forward_schema, spec_.backward_schema};
+  }
+  std::vector<DType> dtypes() const override { return spec_.dtypes; }
+  std::vector<std::string> properties() const override { return spec_.properties; }
+
+  std::vector<Implementation> implementations() const override {
+    std::vector<Implementation> out{
+        {kReference, implementation_namespace(kReference), spec_.reference_about}};
+    for (const auto& i : spec_.implementations)
+      out.push_back({i.name, implementation_namespace(i.name), i.about});
+    return out;
+  }
+  std::string default_implementation() const override { return spec_.default_implementation; }
+  const Schema& schema() const override { return *spec_.schema; }
+
+  Problem materialize(const Case& c) const override {
+    if (spec_.materialize) return spec_.materialize(c);
+    Problem p{c, {}};
+    for (size_t i = 0; i < spec_.inputs.size(); ++i) {
+      const auto& in = spec_.inputs[i];
+      p.inputs.set(in.name, is_present(in, c) ? random_tensor(sizes(in, c), c.distribution, c.seed,
+                                                              i, c.dtype)
+                                              : at::Tensor());
+    }
+    return p;
+  }
+
+  NamedTensors forward(const std::string& ns, const Problem& p) const override {
+    auto stack = forward_.stack_for(spec_, p, {});
+    call_boxed(ns + "::" + forward_.operator_name(), stack, forward_.returns().size());
+    return forward_.results(stack);
+  }
+
+  NamedTensors backward(const std::string& ns, const Problem& p,
+                        const NamedTensors& cotangents) const override {
+    auto stack = backward_.stack_for(spec_, p, cotangents);
+    call_boxed(ns + "::" + backward_.operator_name(), stack, backward_.returns().size());
+    const NamedTensors all = backward_.results(stack);
+    NamedTensors out;  // the gradients of the inputs this problem differentiates
+    for (const auto& name : differentiable_inputs(p)) out.set(grad_name(name), all.get(grad_name(name)));
+    return out;
+  }
+
+  std::vector<std::string> differentiable_inputs(const Problem& p) const override {
+    std::vector<std::string> names;
+    for (const auto& in : spec_.inputs)
+      if (in.differentiable && is_present(in, p.c)) names.push_back(in.name);
+    return names;
+  }
+  std::vector<std::string> outputs_with_cotangent(const Problem& p) const override {
+    std::vector<std::string> names;
+    for (const auto& out : spec_.outputs)
+      if (out.differentiable && is_present(out, p.c) && (!out.cotangent || out.cotangent(p.c)))
+        names.push_back(out.name);
+    return names;
+  }
+
+  NamedTensors error_bounds(const Problem& p, const NamedTensors& cotangents,
+                            const NamedTensors& reference,
+                            const std::vector<int>& joined_partials) const override {
+    if (spec_.error_bounds) return spec_.error_bounds(p, cotangents, reference, joined_partials);
+    Exact exact{p.c, in_dtype(p, DType::float64).inputs};
+    for (const auto& [name, t] : cotangents) exact.tensors.set(name, float64_of(t));
+    for (const auto& [name, t] : reference) exact.tensors.set(name, t);
+    std::map<std::string, int64_t> dims;
+    for (const auto& d : spec_.dims) dims[d.name] = d.size(p.c);
+    return derived_bounds(spec_.bounds, exact, dims, reference, joined_partials);
+  }
+
+  std::string region(const Problem& p, const std::string& tensor, int64_t flat) const override {
+    if (spec_.region) return spec_.region(p, tensor, flat);
+    const TensorSpec* t = tensor_named(tensor);
+    if (!t) return "";
+    const auto shape = sizes(*t, p.c);
+    for (const auto& rule : spec_.regions) {
+      int64_t inner = 1;
+      for (size_t k = t->dims.size(); k-- > 0;) {
+        if (t->dims[k] == rule.dim) return rule.name(p.c, (flat / inner) % shape[k]);
+        inner *= shape[k];
+      }
+    }
+    return "";
+  }
+
+  std::optional<Case> retiled(const Case& c) const override {
+    return spec_.retiled ? spec_.retiled(c) : std::nullopt;
+  }
+  std::optional<std::string> policy_implementation() const override {
+    return spec_.policy_implementation;
+  }
+  std::string rounding_point(const Problem& p, const NamedTensors& cot, const std::string& tensor,
+                             const at::Tensor& actual, const at::Tensor& policy) const override {
+    return spec_.rounding_point ? spec_.rounding_point(p, cot, tensor, actual, policy) : "";
+  }
+  std::vector<EquivalentCase> equivalent_cases(const Case& c) const override {
+    return spec_.equivalent_cases ? spec_.equivalent_cases(c) : std::vector<EquivalentCase>{};
+  }
+  const SequenceFamily* sequences() const override { return spec_.sequences; }
+  std::vector<KnownDefect> known_defects() const override { return spec_.known_defects; }
+  std::optional<std::string> refusal(const Case& c, const std::string& impl) const override {
+    return spec_.refusal ? spec_.refusal(c, impl) : std::nullopt;
+  }
+
+ private:
+  // An input or output, or the input or output a gradient or cotangent belongs to.
+  const TensorSpec* tensor_named(const std::string& name) const {
+    for (const auto* list : {&spec_.inputs, &spec_.outputs})
+      for (const auto& t : *list)
+        if (t.name == name || grad_name(t.name) == name) return &t;
+    return nullptr;
+  }
+  std::vector<int64_t> sizes(const TensorSpec& t, const Case& c) const {
+    std::vector<int64_t> out;
+    for (const auto& name : t.dims)
+      for (const auto& d : spec_.dims)
+        if (d.name == name) out.push_back(d.size(c));
+    return out;
+  }
+
+  KernelSpec spec_;
+  OperatorSignature forward_, backward_;
+};
+
+// The operator schemas of a spec that declares none (kernel_spec.h says how).
+void derive_schemas(KernelSpec& s) {
+  auto type_of = [&](const std::string& param) -> std::string {
+    const ParamSpec* p = s.schema ? s.schema->find(param) : nullptr;
+    if (!p) throw UsageError(fmt::format("kernel {}: operator_params: '{}' is no parameter", s.name, param));
+    switch (p->type) {
+      case ParamType::integer: return "int";
+      case ParamType::flag: return "bool";
+      case ParamType::choice: return "str";
+      case ParamType::integers: return "int[]";
+    }
+    return "";
+  };
+  std::vector<std::string> inputs, params, cotangents, outputs, grads;
+  for (const auto& in : s.inputs) {
+    inputs.push_back(fmt::format("Tensor{} {}", in.present ? "?" : "", in.name));
+    if (in.differentiable) grads.push_back("Tensor " + grad_name(in.name));
+  }
+  for (const auto& out : s.outputs) {
+    outputs.push_back("Tensor " + out.name);
+    if (out.differentiable)
+      cotangents.push_back(fmt::format("Tensor{} {}", out.present || out.cotangent ? "?" : "",
+                                       grad_name(out.name)));
+  }
+  for (const auto& p : s.operator_params) params.push_back(type_of(p) + " " + p);
+  auto joined = [](std::vector<std::string> parts) { return fmt::format("{}", fmt::join(parts, ", ")); };
+  auto concat = [](std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  s.forward_schema = fmt::format("{}_fwd({}) -> ({})", s.name, joined(concat(inputs, params)),
+                                 joined(outputs));
+  s.backward_schema =
+      fmt::format("{}_bwd({}) -> ({})", s.name,
+                  joined(concat(concat(inputs, cotangents), params)), joined(grads));
+}
+
+// What a declaration must hold before anything is derived from it; names the field.
+void check_spec(const KernelSpec& s) {
+  auto fail = [&](const std::string& what) {
+    throw UsageError(fmt::format("kernel {}: {}", s.name.empty() ? "(unnamed)" : s.name, what));
+  };
+  if (s.name.empty()) fail("name is empty");
+  if (!s.schema) fail("schema (or params) is missing");
+  if (!s.reference) fail("reference is missing");
+  std::set<std::string> dims, tensors;
+  for (const auto& d : s.dims)
+    if (!dims.insert(d.name).second) fail(fmt::format("dims: '{}' is declared twice", d.name));
+  for (const auto* list : {&s.inputs, &s.outputs})
+    for (const auto& t : *list) {
+      if (!tensors.insert(t.name).second)
+        fail(fmt::format("tensor '{}' is declared twice", t.name));
+      for (const auto& d : t.dims)
+        if (!dims.count(d)) fail(fmt::format("tensor '{}': dimension '{}' is not declared", t.name, d));
+    }
+  if (!s.error_bounds) {
+    std::set<std::string> results;
+    for (const auto& out : s.outputs) results.insert(out.name);
+    for (const auto& in : s.inputs)
+      if (in.differentiable) results.insert(grad_name(in.name));
+    for (const auto& r : results)
+      if (!s.bounds.count(r)) fail(fmt::format("bounds: '{}' has no bound", r));
+    for (const auto& [name, b] : s.bounds) {
+      if (!results.count(name)) fail(fmt::format("bounds: '{}' is no output or gradient", name));
+      if (b.kind == Bound::Kind::sum && !b.terms && !dims.count(b.over))
+        fail(fmt::format("bounds: '{}' sums over '{}', which is not a declared dimension", name, b.over));
+    }
+  }
+  for (const auto& r : s.regions)
+    if (!dims.count(r.dim)) fail(fmt::format("regions: dimension '{}' is not declared", r.dim));
+  std::set<std::string> impls{kReference};
+  for (const auto& i : s.implementations) {
+    if (!impls.insert(i.name).second)
+      fail(fmt::format("implementation '{}' is declared twice", i.name));
+    if (!i.forward || !i.backward)
+      fail(fmt::format("implementation '{}': forward and backward are both needed", i.name));
+  }
+  if (!impls.count(s.default_implementation))
+    fail(fmt::format("default_implementation '{}' is not declared", s.default_implementation));
+  for (const auto& d : s.known_defects)
+    for (const auto& i : d.impls)
+      if (!impls.count(i))
+        fail(fmt::format("known defect '{}': implementation '{}' is not declared", d.name, i));
+}
+
+// The operators of one implementation, registered under its namespace. The libraries live
+// as long as the process, as TORCH_LIBRARY_FRAGMENT's do.
+void register_operators(const SpecKernel& k, const std::string& impl, OpFunction fwd,
+                        OpFunction bwd) {
+  static std::vector<std::unique_ptr<torch::Library>> libraries;
+  auto lib = std::make_unique<torch::Library>(torch::Library::FRAGMENT,
+                                              implementation_namespace(impl), c10::nullopt,
+                                              __FILE__, __LINE__);
+  lib->def(k.spec().forward_schema.c_str());
+  lib->def(k.spec().backward_schema.c_str());
+  lib->impl(k.forward_signature().operator_name().c_str(),
+            torch::CppFunction::makeFromBoxedFunctor(
+                std::make_unique<SpecOperator>(k.forward_signature(), std::move(fwd))));
+  lib->impl(k.backward_signature().operator_name().c_str(),
+            torch::CppFunction::makeFromBoxedFunctor(
+                std::make_unique<SpecOperator>(k.backward_signature(), std::move(bwd))));
+  libraries.push_back(std::move(lib));
+}
+
+}  // namespace
+
+std::unique_ptr<KernelInfo> compile_spec(KernelSpec spec) {
+  if (!spec.schema && !spec.params.empty()) {
+    auto schema = std::make_shared<Schema>();
+    schema->kernel = spec.name;
+    schema->params = spec.params;
+    schema->limits = spec.limits;
+    spec.owned_schema = schema;
+    spec.schema = schema.get();
+  }
+  if (spec.forward_schema.empty() && spec.backward_schema.empty()) derive_schemas(spec);
+  check_spec(spec);
+  return std::make_unique<SpecKernel>(std::move(spec));
+}
+
+bool register_spec(KernelSpec spec) {
+  for (const auto& name : kernel_names())
+    if (name == spec.name) return false;  // a library loaded twice
+  auto kernel = compile_spec(std::move(spec));
+  const auto& k = static_cast<const SpecKernel&>(*kernel);
+  const KernelSpec& s = k.spec();
+  OpFunction reference_backward = s.reference_backward;
+  if (!reference_backward)
+    reference_backward = [&s](const OpArgs& args) { return autograd_backward(s, s.reference, args); };
+  register_operators(k, kReference, s.reference, reference_backward);
+  for (const auto& i : s.implementations) register_operators(k, i.name, i.forward, i.backward);
+  const std::string name = s.name;
+  std::vector<std::pair<std::string, Takes>> takes;
+  for (const auto& i : s.implementations)
+    if (i.takes) takes.emplace_back(i.name, *i.takes);
+  const bool registered = register_kernel(std::move(kernel));
+  for (auto& [impl, t] : takes) declare_takes(name, impl, std::move(t));
+  return registered;
+}
+
+const KernelSpec* spec_of(const KernelInfo& kernel) {
+  const auto* k = dynamic_cast<const SpecKernel*>(&kernel);
+  return k ? &k->spec() : nullptr;
+}
+
+bool register_builtin_spec(KernelSpec spec) {
+  try {
+    return register_spec(std::move(spec));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kprop: %s\n", e.what());
+    std::exit(2);
+  }
+}
+
+}  // namespace kprop

@@ -1,0 +1,255 @@
+// The kernel spec (harness/spec/kernel_spec.h): what it derives, checked against what the
+// derivation must give, so that each goes red when its mechanism breaks — a wrong derived
+// bound, a gradient mapped to the wrong input, a missing optional input — and bad
+// declarations, each a usage error naming the kernel and the field.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "generators/errors.h"
+#include "harness/property.h"
+#include "harness/random_tensor.h"
+#include "harness/spec/kernel_spec.h"
+#include "harness/spec/operator_signature.h"
+#include "harness/takes.h"
+#include "harness/tolerance.h"
+#include "kernels/common/dispatch.h"
+
+namespace kprop {
+namespace {
+
+// A one-dimensional probe: y = x * s, z = sum(x) over n; never registered.
+KernelSpec probe() {
+  KernelSpec k;
+  k.name = "spec_probe";
+  k.params = {param_spec("n", ParamType::integer, "elements", int64_t{1}).within(1, 64),
+              param_spec("with_s", ParamType::flag, "a scale s", false)};
+  k.dims = {param_dim("n")};
+  k.inputs = {{"x", {"n"}}, TensorSpec("s", {"n"}).when_flag("with_s")};
+  k.outputs = {{"y", {"n"}}};
+  k.reference = [](const OpArgs& a) { return NamedTensors{{"y", a["x"] * 2}}; };
+  k.bounds = {{"y", Bound::elementwise(3)}, {"dx", Bound::sum_over("n", {})},
+              {"ds", Bound::elementwise(1)}};
+  k.default_implementation = "reference";
+  return k;
+}
+
+Case probe_case(int64_t n, bool with_s, DType dtype = DType::float32) {
+  Case c;
+  c.kernel = "spec_probe";
+  c.impl = "reference";
+  c.dtype = dtype;
+  c.seed = 7;
+  c.set("n", n);
+  c.set("with_s", with_s);
+  return c;
+}
+
+std::string usage_error(KernelSpec k) {
+  try {
+    compile_spec(std::move(k));
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(KernelSpec, DerivedElementwiseBoundIsTheRoundingModel) {
+  const auto kernel = compile_spec(probe());
+  const Problem p = kernel->materialize(probe_case(5, false));
+  const at::Tensor y = at::tensor({1.0, -2.0, 0.5, 0.0, 3.0}, at::kDouble);
+  const double u = unit_roundoff(at::kFloat), tiny = smallest_normal(at::kFloat);
+  for (const std::vector<int>& joined : {std::vector<int>{0}, std::vector<int>{0, 1}}) {
+    const NamedTensors b = kernel->error_bounds(p, {}, NamedTensors{{"y", y}}, joined);
+    for (int64_t i = 0; i < 5; ++i) {
+      const double v = std::abs(y[i].item<double>());
+      double expected = 0;
+      for (int j : joined) expected += (gamma_bound(3, u) * (1 + u) + j * u) * v + u * v + tiny;
+      EXPECT_DOUBLE_EQ(b.get("y")[i].item<double>(), expected) << "joined " << joined.size();
+    }
+  }
+}
+
+TEST(KernelSpec, DerivedSumBoundTakesKFromTheNamedDimension) {
+  const auto kernel = compile_spec(probe());
+  const Problem p = kernel->materialize(probe_case(6, false));
+  const at::Tensor dx = at::full({6}, 2.0, at::kDouble);
+  const NamedTensors b = kernel->error_bounds(p, {}, NamedTensors{{"dx", dx}}, {0});
+  const at::Tensor expected = sum_error_bound(dx.abs(), dx, 6, at::kFloat, at::kFloat, 0);
+  EXPECT_TRUE(at::equal(b.get("dx"), expected));
+}
+
+TEST(KernelSpec, ReturnsMapToGradientsByNameNotByPosition) {
+  KernelSpec k = probe();
+  k.backward_schema = "spec_probe_bwd(Tensor x, Tensor? s, Tensor dy) -> (Tensor ds, Tensor dx)";
+  k.forward_schema = "spec_probe_fwd(Tensor x, Tensor? s) -> (Tensor y)";
+  const OperatorSignature bwd(k, k.backward_schema, true);
+  EXPECT_EQ(bwd.returns(), (std::vector<std::string>{"ds", "dx"}));
+  torch::jit::Stack stack{at::ones({1}), at::zeros({1})};
+  const NamedTensors r = bwd.results(stack);
+  EXPECT_EQ(r.get("ds").item<float>(), 1.0f);
+  EXPECT_EQ(r.get("dx").item<float>(), 0.0f);
+  // Schema names in either spelling: causal_conv1d's dweight is dw, its dht a cotangent.
+  const KernelSpec* conv = spec_of(find_kernel("causal_conv1d"));
+  ASSERT_NE(conv, nullptr);
+  const OperatorSignature conv_bwd(*conv, conv->backward_schema, true);
+  EXPECT_EQ(conv_bwd.returns(), (std::vector<std::string>{"dx", "dw", "db", "dh0"}));
+  std::vector<std::string> cotangents;
+  for (const auto& a : conv_bwd.arguments())
+    if (a.role == OperatorSignature::Role::cotangent) cotangents.push_back(a.name);
+  EXPECT_EQ(cotangents, (std::vector<std::string>{"dy", "dht"}));
+}
+
+TEST(KernelSpec, AMissingOptionalInputIsNoneAndHasNoGradient) {
+  const KernelInfo& tanh = find_kernel("scaled_tanh");
+  Case c = probe_case(1, false);
+  c.kernel = "scaled_tanh";
+  c.impl = "toy";
+  c.params = {{"rows", int64_t{2}}, {"cols", int64_t{9}}, {"bias", false}};
+  const Problem p = tanh.materialize(c);
+  EXPECT_FALSE(p.inputs.get("b").defined());
+  EXPECT_EQ(tanh.differentiable_inputs(p), (std::vector<std::string>{"x", "s"}));
+  const KernelSpec* spec = spec_of(tanh);
+  ASSERT_NE(spec, nullptr);
+  const auto stack = OperatorSignature(*spec, spec->forward_schema, false).stack_for(*spec, p, {});
+  ASSERT_EQ(stack.size(), 3u);
+  EXPECT_TRUE(stack[2].isNone());
+  const NamedTensors y = tanh.forward("kprop_toy", p);
+  const NamedTensors g = tanh.backward("kprop_toy", p, NamedTensors{{"dy", at::ones_like(y.get("y"))}});
+  EXPECT_TRUE(g.has("dx") && g.has("ds"));
+  EXPECT_FALSE(g.has("db"));
+  c.set("bias", true);
+  const Problem with_bias = tanh.materialize(c);
+  EXPECT_EQ(with_bias.inputs.get("b").sizes(), (std::vector<int64_t>{9}));
+  EXPECT_TRUE(tanh.backward("kprop_toy", with_bias, NamedTensors{{"dy", at::ones({2, 9})}}).has("db"));
+}
+
+TEST(KernelSpec, TheReferenceBackwardIsAutogradOfItsForward) {
+  const KernelInfo& tanh = find_kernel("scaled_tanh");
+  Case c;
+  c.kernel = "scaled_tanh";
+  c.impl = "reference";
+  c.dtype = DType::float64;
+  c.seed = 3;
+  c.params = {{"rows", int64_t{3}}, {"cols", int64_t{5}}, {"bias", true}};
+  const Problem p = tanh.materialize(c);
+  const at::Tensor dy = random_tensor({3, 5}, Distribution::normal, 3, 100, DType::float64);
+  const NamedTensors g = tanh.backward("kprop_reference", p, NamedTensors{{"dy", dy}});
+  const at::Tensor x = p.inputs.get("x"), s = p.inputs.get("s"), t = x.tanh();
+  EXPECT_TRUE(at::allclose(g.get("dx"), dy * s * (1 - t * t), 1e-14, 1e-14));
+  EXPECT_TRUE(at::allclose(g.get("ds"), dy * t, 1e-14, 1e-14));
+  EXPECT_TRUE(at::allclose(g.get("db"), dy.sum(0), 1e-14, 1e-14));
+}
+
+TEST(KernelSpec, SchemasAreDerivedWhenTheSpecGivesNone) {
+  KernelSpec k = probe();
+  k.operator_params = {"n"};
+  const auto kernel = compile_spec(k);
+  EXPECT_EQ(kernel->operator_schemas().first, "spec_probe_fwd(Tensor x, Tensor? s, int n) -> (Tensor y)");
+  EXPECT_EQ(kernel->operator_schemas().second,
+            "spec_probe_bwd(Tensor x, Tensor? s, Tensor dy, int n) -> (Tensor dx, Tensor ds)");
+}
+
+TEST(KernelSpec, ImplementationNamespacesAreDerivedFromNames) {
+  EXPECT_EQ(implementation_namespace("reference"), "kprop_reference");
+  EXPECT_EQ(implementation_namespace("flat@gelu_in_dtype"), "kprop_flat_gelu_in_dtype");
+  const auto impls = find_kernel("scaled_tanh").implementations();
+  ASSERT_EQ(impls.size(), 4u);
+  EXPECT_EQ(impls[2].name, "toy@tail");
+  EXPECT_EQ(impls[2].op_namespace, "kprop_toy_tail");
+  EXPECT_TRUE(has_operator("kprop_toy_tail::scaled_tanh_bwd"));
+}
+
+TEST(KernelSpec, BadDeclarationsNameTheKernelAndTheField) {
+  auto with = [](auto edit) {
+    KernelSpec k = probe();
+    edit(k);
+    return usage_error(std::move(k));
+  };
+  EXPECT_EQ(with([](KernelSpec& k) { k.inputs.push_back({"x", {"n"}}); }),
+            "kernel spec_probe: tensor 'x' is declared twice");
+  EXPECT_EQ(with([](KernelSpec& k) { k.outputs[0].dims = {"m"}; }),
+            "kernel spec_probe: tensor 'y': dimension 'm' is not declared");
+  EXPECT_EQ(with([](KernelSpec& k) { k.bounds.erase("dx"); }), "kernel spec_probe: bounds: 'dx' has no bound");
+  EXPECT_EQ(with([](KernelSpec& k) { k.bounds["dz"] = Bound::elementwise(1); }),
+            "kernel spec_probe: bounds: 'dz' is no output or gradient");
+  EXPECT_EQ(with([](KernelSpec& k) { k.bounds["dx"] = Bound::sum_over("m", {}); }),
+            "kernel spec_probe: bounds: 'dx' sums over 'm', which is not a declared dimension");
+  EXPECT_EQ(with([](KernelSpec& k) { k.default_implementation = "fast"; }),
+            "kernel spec_probe: default_implementation 'fast' is not declared");
+  EXPECT_EQ(with([](KernelSpec& k) { k.known_defects = {defect("typo").in({"fast"})}; }),
+            "kernel spec_probe: known defect 'typo': implementation 'fast' is not declared");
+  EXPECT_EQ(with([](KernelSpec& k) { k.reference = nullptr; }), "kernel spec_probe: reference is missing");
+  EXPECT_EQ(with([](KernelSpec& k) {
+              k.forward_schema = "spec_probe_fwd(Tensor x, Tensor? s, Tensor w) -> (Tensor y)";
+              k.backward_schema = "spec_probe_bwd(Tensor x, Tensor? s, Tensor dy) -> (Tensor dx, Tensor ds)";
+            }),
+            "kernel spec_probe: forward schema: argument 'w' is no input");
+  EXPECT_EQ(with([](KernelSpec& k) {
+              k.forward_schema = "spec_probe_fwd(Tensor x, Tensor? s, str n) -> (Tensor y)";
+              k.backward_schema = "spec_probe_bwd(Tensor x, Tensor? s, Tensor dy) -> (Tensor dx, Tensor ds)";
+            }),
+            "kernel spec_probe: forward schema: argument 'n' is str but the parameter is integer");
+  EXPECT_EQ(with([](KernelSpec& k) {
+              k.forward_schema = "probe_fwd(Tensor x, Tensor? s) -> (Tensor y)";
+              k.backward_schema = "spec_probe_bwd(Tensor x, Tensor? s, Tensor dy) -> (Tensor dx, Tensor ds)";
+            }),
+            "kernel spec_probe: forward schema: the operator is 'probe_fwd', not 'spec_probe_fwd'");
+  EXPECT_EQ(with([](KernelSpec& k) {
+              k.forward_schema = "spec_probe_fwd(Tensor x, Tensor? s) -> (Tensor y)";
+              k.backward_schema = "spec_probe_bwd(Tensor x, Tensor? s, Tensor dy) -> (Tensor dx, Tensor dq)";
+            }),
+            "kernel spec_probe: backward schema: return 'dq' is no input's gradient");
+}
+
+TEST(Takes, ACaseOutsideWhatItTakesIsNotRunAndSaysWhy) {
+  declare_takes("scaled_tanh", "toy@bias", Takes{{DType::float32}, {}, {{"cols", {1, 8}}}, {}, {{"bias", true}}});
+  Case c;
+  c.kernel = "scaled_tanh";
+  c.impl = "toy@bias";
+  c.params = {{"rows", int64_t{1}}, {"cols", int64_t{8}}, {"bias", true}};
+  EXPECT_EQ(not_taken(c), std::nullopt);
+  c.dtype = DType::float64;
+  EXPECT_EQ(not_taken(c), "float64 is not among its dtypes (float32)");
+  EXPECT_EQ(not_taken(c, /*check_dtype=*/false), std::nullopt);
+  c.dtype = DType::float32;
+  c.set("cols", int64_t{9});
+  EXPECT_EQ(not_taken(c), "cols = 9 is outside 1..8");
+  const Verdict v = evaluate(c);
+  EXPECT_EQ(v.status, Verdict::Status::skipped);
+  EXPECT_EQ(v.message, "not taken: cols = 9 is outside 1..8");
+  c.set("cols", int64_t{8});
+  c.set("bias", false);
+  EXPECT_EQ(not_taken(c), "bias = false is not taken");
+  // Inside, the planted defect still fails: a declaration never hides a defect it takes.
+  c.set("bias", true);
+  EXPECT_EQ(evaluate(c).status, Verdict::Status::fail);
+  // gradient adapts: float64 runs in float32 against the reference's gradient.
+  c.property = "gradient";
+  c.dtype = DType::float64;
+  const Verdict g = evaluate(c);
+  EXPECT_NE(g.message.find("toy@bias takes no float64: its backward in float32"), std::string::npos) << g.message;
+  EXPECT_EQ(g.status, Verdict::Status::pass) << g.signature();  // its backward is right
+  EXPECT_EQ(g.tensors.size(), 3u);  // dx, ds, db: the gradients alone
+  declare_takes("scaled_tanh", "toy@bias", Takes{});
+}
+
+TEST(Takes, BadDeclarationsNameTheKernelTheImplementationAndTheField) {
+  auto error = [](Takes t) {
+    try {
+      declare_takes("scaled_tanh", "mine::scaled_tanh", std::move(t));
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error(Takes{{}, {}, {{"W", {1, 2}}}, {}, {}}),
+            "kernel scaled_tanh, implementation mine::scaled_tanh: takes ranges: 'W' is no parameter of scaled_tanh");
+  EXPECT_EQ(error(Takes{{}, {}, {{"bias", {1, 2}}}, {}, {}}),
+            "kernel scaled_tanh, implementation mine::scaled_tanh: takes ranges: 'bias' is flag, not integer");
+  EXPECT_EQ(error(Takes{{}, {"tpu"}, {}, {}, {}}),
+            "kernel scaled_tanh, implementation mine::scaled_tanh: takes devices: 'tpu' is not cpu or cuda");
+}
+
+}  // namespace
+}  // namespace kprop
