@@ -9,6 +9,7 @@
 #include "harness/isolation.h"
 #include "harness/properties/calls.h"
 #include "harness/properties/registry.h"
+#include "harness/takes.h"
 
 namespace kprop {
 
@@ -74,6 +75,13 @@ Verdict evaluate(const Case& c) {
     Verdict v = open_verdict(kernel, c);
     v.status = Verdict::Status::skipped;
     v.message = fmt::format("not run: interrupted by {}", interrupt_name());
+    return v;
+  }
+  // Outside what the implementation declares it takes: not run, never a failure.
+  if (const auto reason = not_taken(c, !property.adapts_dtype())) {
+    Verdict v = open_verdict(kernel, c);
+    v.status = Verdict::Status::skipped;
+    v.message = std::string(kNotTaken) + *reason;
     return v;
   }
   if (isolation().enabled && !is_builtin_implementation(c.kernel, impl.name))

@@ -26,6 +26,9 @@ class Property {
   // implementation on parts of the case): where a failure is localized, by comparing
   // each call on its own with the reference (harness/runner.h).
   virtual std::vector<Case> calls(const KernelInfo&, const Case& c) const { return {c}; }
+  // True when the check runs an implementation that does not take the case's dtype in a
+  // dtype it takes instead (harness/takes.h): such a case is run, not rejected.
+  virtual bool adapts_dtype() const { return false; }
 };
 
 const Property& find_property(const std::string& name);  // throws UsageError
@@ -37,8 +40,10 @@ std::vector<std::string> property_names();
 // fault "raised". An implementation from outside (NS::kernel of a loaded library) runs in
 // a child process while isolation is on (harness/isolation.h): a crash, a hang or an exit
 // is then a failure too, and kprop goes on. While an interrupt cuts the run short
-// (harness/interrupt.h) every case is skipped at once.
+// (harness/interrupt.h) every case is skipped at once. A case outside what the
+// implementation declares it takes (harness/takes.h) is skipped with kNotTaken + why.
 Verdict evaluate(const Case& c);
+inline constexpr const char* kNotTaken = "not taken: ";
 
 // What an outside implementation declares it refuses (`--refusal TEXT`): an error whose
 // message holds one of these texts is a refusal. None by default: every error of an

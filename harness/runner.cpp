@@ -191,6 +191,8 @@ SearchResult search(const SearchOptions& options) {
     const Case drawn = draw_case(schema, choices, space);
     const Verdict v = evaluate_drawn(kernel, drawn);
     if (v.status == Verdict::Status::rejected) ++result.rejections[v.message];
+    if (v.status == Verdict::Status::skipped && v.message.rfind(kNotTaken, 0) == 0)
+      ++result.not_taken[v.message.substr(std::string(kNotTaken).size())];
 
     if (v.failed()) {
       TriageOutcome t = triage.classify(drawn, v, [&](const ShrinkResult&) {

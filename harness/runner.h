@@ -77,6 +77,8 @@ struct SearchResult {
   std::optional<Failure> failure;  // the first new defect of the first failing case
   std::vector<Failure> failures;   // every new defect that case shows (failure first)
   std::map<std::string, int64_t> rejections;  // reason -> count
+  // Cases outside what the implementation takes (harness/takes.h): reason -> count.
+  std::map<std::string, int64_t> not_taken;
   std::map<std::string, int64_t> sightings;   // known identity -> failures that showed it
 };
 

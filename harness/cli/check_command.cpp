@@ -26,6 +26,7 @@
 #include "harness/kernel_info.h"
 #include "harness/property.h"
 #include "harness/report.h"
+#include "harness/takes.h"
 
 namespace kprop {
 
@@ -162,6 +163,12 @@ int run_check(const CheckOptions& o) {
                    ? ""
                    : fmt::format(" ({} known defects in {})",
                                  options.known_identities.size(), o.corpus));
+  const Takes* takes = declared_takes(options.kernel, options.impl);
+  if (!o.common.json && takes && !takes->takes_dtype(DType::float64) &&
+      std::find(props.begin(), props.end(), "gradient") != props.end())
+    fmt::print("{} takes no float64: gradient checks its backward in {} against the float64 "
+               "reference's gradient, within the derived bound\n",
+               options.impl, to_string(taken_dtype(Case{options.kernel, options.impl}, DType::float64)));
   for (const auto& path : stale)
     fmt::print(stderr, "kprop: removed {} (left by a writer that was killed)\n", path);
   ProgressLine progress(o.cases);
@@ -203,35 +210,38 @@ int run_check(const CheckOptions& o) {
   const auto refused = mostly_refused(r);
   const int code = r.failure || refused ? 1 : stopped ? interrupted_exit_code() : 0;
 
-  if (o.common.json) {
-    nlohmann::json out{{"tally", tally_to_json(r.tally)},
-                       {"rejections", r.rejections},
-                       {"known_sightings", r.sightings}};
-    if (was_interrupted) out["interrupted"] = interrupt_name();
-    if (refused) out["mostly_refused"] = {{"reason", refused->first}, {"count", refused->second}};
-    if (r.failure) {
-      const Failure& f = *r.failure;
-      out["failure"] = {{"case_number", f.case_number},
-                        {"seconds_to_find", f.seconds_to_find},
-                        {"found", case_to_json(f.found)},
-                        {"minimal", case_to_json(f.minimal())},
-                        {"shrink_steps", f.shrunk ? f.shrunk->steps : 0},
-                        {"identity", f.identity},
-                        {"verdict", verdict_to_json(f.verdict())}};
-      if (kept) out["corpus"] = {{"path", kept->path}, {"written", kept->written}};
-      if (kept && !kept->error.empty()) out["corpus"]["error"] = kept->error;
-      if (!unwritten.empty()) {
-        nlohmann::json files = nlohmann::json::array();
-        for (const auto& [error, f] : unwritten) files.push_back(to_json(f));
-        out["unwritten_case_files"] = files;
-      }
-      nlohmann::json others = nlohmann::json::array();
-      for (size_t i = 1; i < r.failures.size(); ++i)
-        others.push_back({{"identity", r.failures[i].identity},
-                          {"minimal", case_to_json(r.failures[i].minimal())},
-                          {"corpus", i - 1 < also_kept.size() ? also_kept[i - 1].path : ""}});
-      out["also"] = others;
+  // The result as JSON: what --json prints, and what the Python API returns.
+  nlohmann::json out{{"tally", tally_to_json(r.tally)},
+                     {"rejections", r.rejections},
+                     {"not_taken", r.not_taken},
+                     {"known_sightings", r.sightings}};
+  if (was_interrupted) out["interrupted"] = interrupt_name();
+  if (refused) out["mostly_refused"] = {{"reason", refused->first}, {"count", refused->second}};
+  if (r.failure) {
+    const Failure& f = *r.failure;
+    out["failure"] = {{"case_number", f.case_number},
+                      {"seconds_to_find", f.seconds_to_find},
+                      {"found", case_to_json(f.found)},
+                      {"minimal", case_to_json(f.minimal())},
+                      {"shrink_steps", f.shrunk ? f.shrunk->steps : 0},
+                      {"identity", f.identity},
+                      {"verdict", verdict_to_json(f.verdict())}};
+    if (kept) out["corpus"] = {{"path", kept->path}, {"written", kept->written}};
+    if (kept && !kept->error.empty()) out["corpus"]["error"] = kept->error;
+    if (!unwritten.empty()) {
+      nlohmann::json files = nlohmann::json::array();
+      for (const auto& [error, f] : unwritten) files.push_back(to_json(f));
+      out["unwritten_case_files"] = files;
     }
+    nlohmann::json others = nlohmann::json::array();
+    for (size_t i = 1; i < r.failures.size(); ++i)
+      others.push_back({{"identity", r.failures[i].identity},
+                        {"minimal", case_to_json(r.failures[i].minimal())},
+                        {"corpus", i - 1 < also_kept.size() ? also_kept[i - 1].path : ""}});
+    out["also"] = others;
+  }
+  if (entry().result) entry().result(out.dump());
+  if (o.common.json) {
     fmt::print("{}\n", out.dump(2));
     std::fflush(stdout);
     return code;
@@ -254,6 +264,8 @@ int run_check(const CheckOptions& o) {
   }
   for (const auto& [reason, count] : r.rejections)
     fmt::print("  rejected {} x: {}\n", count, reason);
+  for (const auto& [reason, count] : r.not_taken)
+    fmt::print("  not taken {} x: {}\n", count, reason);
   for (const auto& [identity, count] : r.sightings)
     fmt::print("  known {} x: {}\n", count, identity);
   if (refused)

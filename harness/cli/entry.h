@@ -22,6 +22,9 @@ struct Entry {
   // Imports a module named by --import; throws UsageError naming what went wrong. Null:
   // this entry cannot import modules (the kprop executable), and --import is bad usage.
   std::function<void(const std::string&)> import_module;
+  // Receives each command's result as JSON text (what --json prints), whatever it prints:
+  // the Python API's result objects (python/kprop). Null: nobody asks.
+  std::function<void(const std::string&)> result;
 };
 // Process-wide: set once by the entry before run_cli.
 void set_entry(Entry entry);

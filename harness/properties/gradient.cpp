@@ -7,11 +7,15 @@
 // gradient tensor at fault. On tiny cases the whole Jacobian is compared element by
 // element (one backward per output element, two forwards per input element); on larger
 // ones, a failing gradient is then located element by element when that is affordable.
+// An implementation that takes no float64 is checked in its own dtype instead (below).
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "harness/properties/calls.h"
 #include "harness/properties/registry.h"
 #include "harness/random_tensor.h"
+#include "harness/takes.h"
 #include "kernels/common/host_values.h"
 
 namespace kprop {
@@ -58,9 +62,12 @@ class Gradient final : public Property {
     return "backward vs central finite differences of the forward, float64";
   }
   std::vector<DType> dtypes() const override { return {DType::float64}; }
+  bool adapts_dtype() const override { return true; }
 
   Verdict check(const KernelInfo& kernel, const Implementation& impl,
                 const Case& c) const override {
+    const DType dtype = taken_dtype(c, DType::float64);
+    if (dtype != DType::float64) return in_its_dtype(kernel, impl, c, dtype);
     Verdict v = open_verdict(kernel, c);
     Calls calls(kernel, impl, v);
     const Problem p = kernel.in_dtype(kernel.materialize(c), DType::float64);
@@ -92,6 +99,34 @@ class Gradient final : public Property {
   }
 
  private:
+  // An implementation that takes no float64 (a Triton kernel) cannot be differentiated
+  // numerically at float64's precision: its backward in a dtype it takes is held to the
+  // float64 reference's gradient instead, within the derived bound, and the verdict says so.
+  Verdict in_its_dtype(const KernelInfo& kernel, const Implementation& impl, const Case& c,
+                       DType dtype) const {
+    Verdict v = open_verdict(kernel, c);
+    Calls calls(kernel, impl, v);
+    const Problem p = kernel.in_dtype(kernel.materialize(c), dtype);
+    const auto outputs = calls.forward(p);
+    const auto cot = random_cotangents(kernel, p, outputs);
+    const auto grads = calls.backward(p, cot);
+    const auto reference = calls.reference(p, cot);
+    const auto bounds = kernel.error_bounds(p, cot, reference, /*joined_partials=*/{0});
+    NamedTensors reference_grads, grad_bounds;  // the gradients alone: outputs are vs_reference's
+    for (const auto& name : kernel.differentiable_inputs(p)) {
+      reference_grads.set(grad_name(name), reference.get(grad_name(name)));
+      grad_bounds.set(grad_name(name), bounds.get(grad_name(name)));
+    }
+    v.tensors = compare(kernel, p, grads, reference_grads, grad_bounds);
+    conclude(v);
+    const std::string how = fmt::format(
+        "{} takes no float64: its backward in {} against the float64 reference's gradient, "
+        "within the derived bound",
+        impl.name, to_string(dtype));
+    v.message = v.message.empty() ? how : how + "; " + v.message;
+    return v;
+  }
+
   // f(inputs) = <v, forward(inputs)>, summed over the outputs that take a cotangent.
   struct Objective {
     const KernelInfo& kernel;
