@@ -1,9 +1,11 @@
 // mine::causal_conv1d: a user's own causal_conv1d, registered with TORCH_LIBRARY under
-// kprop's schema (kprop's README: the operator contract), composed of ATen operations in
+// kprop's schema (the operator contract), composed of ATen operations in
 // float64 and rounded once to the input's dtype. mine_buggy::causal_conv1d is the same
 // kernel with a planted defect: it adds the bias after the activation.
 #include <ATen/ATen.h>
 #include <torch/library.h>
+
+#include "harness/spec/registered_schema.h"
 
 #include <tuple>
 #include <vector>
@@ -12,13 +14,9 @@ namespace {
 
 using OptTensor = c10::optional<at::Tensor>;
 
-constexpr const char* kForward =
-    "causal_conv1d_fwd(Tensor x, Tensor weight, Tensor? bias, Tensor? initial_state, "
-    "Tensor? cu_seqlens, str activation, int num_cores) -> (Tensor y, Tensor final_state)";
-constexpr const char* kBackward =
-    "causal_conv1d_bwd(Tensor x, Tensor weight, Tensor? bias, Tensor? initial_state, "
-    "Tensor? cu_seqlens, str activation, Tensor dy, Tensor? dht, int num_cores) -> "
-    "(Tensor dx, Tensor dweight, Tensor dbias, Tensor dinitial_state)";
+// kprop's operator schemas, read from kprop's own registration (written once, in its
+// causal_conv1d spec): kprop is loaded before this library.
+std::string schema(const char* op) { return kprop::registered_schema(op); }
 
 struct Sequence {
   int64_t batch, bos, length;
@@ -115,15 +113,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> backward(
 }  // namespace
 
 TORCH_LIBRARY(mine, m) {
-  m.def(kForward);
-  m.def(kBackward);
+  m.def(schema("causal_conv1d_fwd").c_str());
+  m.def(schema("causal_conv1d_bwd").c_str());
   m.impl("causal_conv1d_fwd", forward<false>);
   m.impl("causal_conv1d_bwd", backward);
 }
 
 TORCH_LIBRARY(mine_buggy, m) {
-  m.def(kForward);
-  m.def(kBackward);
+  m.def(schema("causal_conv1d_fwd").c_str());
+  m.def(schema("causal_conv1d_bwd").c_str());
   m.impl("causal_conv1d_fwd", forward<true>);
   m.impl("causal_conv1d_bwd", backward);
 }

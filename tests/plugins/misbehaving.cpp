@@ -24,9 +24,10 @@
 #include <thread>
 #include <unistd.h>
 
-#include "tests/kernels/scaled_tanh/contract.h"
+#include "harness/spec/registered_schema.h"
 
 namespace {
+
 
 using OptTensor = c10::optional<at::Tensor>;
 
@@ -78,8 +79,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> backward(const at::Tensor& x, con
 
 #define KPROP_MISBEHAVING(ns, m, w)                                  \
   TORCH_LIBRARY_FRAGMENT(ns, lib) {                                  \
-    lib.def(kprop::scaled_tanh::kForwardSchema);                     \
-    lib.def(kprop::scaled_tanh::kBackwardSchema);                    \
+    lib.def(kprop::registered_schema("scaled_tanh_fwd").c_str());                   \
+    lib.def(kprop::registered_schema("scaled_tanh_bwd").c_str());                   \
     lib.impl("scaled_tanh_fwd", forward<Misbehaviour::m, When::w>);  \
     lib.impl("scaled_tanh_bwd", backward);                           \
   }
