@@ -10,13 +10,19 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "generators/errors.h"
 #include "harness/cli/entry.h"
+#include "harness/spec/kernel_spec.h"
+#include "harness/takes.h"
 #include "kernels/common/dispatch.h"
+#include "python/kernel_binding.h"
 
 namespace py = pybind11;
 
@@ -70,14 +76,89 @@ void make_kprop_global() {
     dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
 }
 
-int main(std::vector<std::string> args, std::vector<std::string> worker_command) {
+// Runs one command line; the command's result (its --json form) is handed to `result`.
+int run(std::vector<std::string> args, std::vector<std::string> worker_command,
+        std::function<void(const std::string&)> result) {
   kprop::Entry entry;
   entry.name = "python3 -m kprop";
   entry.command = std::move(worker_command);
   entry.import_module = import_module;
+  entry.result = std::move(result);
   kprop::set_entry(std::move(entry));
   py::gil_scoped_release release;
   return kprop::run_cli(args);
+}
+
+int main(std::vector<std::string> args, std::vector<std::string> worker_command) {
+  return run(std::move(args), std::move(worker_command), nullptr);
+}
+
+// (exit code, the command's result as JSON text, "" when it gives none).
+std::pair<int, std::string> run_for_result(std::vector<std::string> args,
+                                           std::vector<std::string> worker_command) {
+  std::string json;
+  const int code = run(std::move(args), std::move(worker_command),
+                       [&json](const std::string& text) { json = text; });
+  return {code, json};
+}
+
+// A kprop usage error as Python's ValueError, with kprop's message.
+template <typename F>
+auto usage(F f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const kprop::UsageError& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+// What the Python API needs to register an implementation of `kernel` through autograd:
+// the operator schemas and the names of its inputs and outputs in them.
+py::dict kernel_tensors(const std::string& name) {
+  return usage([&] {
+    const kprop::KernelInfo& kernel = kprop::find_kernel(name);
+    const kprop::KernelSpec* spec = kprop::spec_of(kernel);
+    if (!spec) throw kprop::UsageError("kernel " + name + " has no spec");
+    auto describe = [](const std::vector<kprop::TensorSpec>& tensors) {
+      py::list out;
+      for (const auto& t : tensors) {
+        py::dict d;
+        d["name"] = t.name;
+        d["argument"] = t.argument.empty() ? t.name : t.argument;
+        d["differentiable"] = t.differentiable;
+        out.append(d);
+      }
+      return out;
+    };
+    py::dict d;
+    d["forward_schema"] = spec->forward_schema;
+    d["backward_schema"] = spec->backward_schema;
+    d["inputs"] = describe(spec->inputs);
+    d["outputs"] = describe(spec->outputs);
+    return d;
+  });
+}
+
+void declare_takes(const std::string& kernel, const std::string& impl,
+                   const std::vector<std::string>& dtypes, const std::vector<std::string>& devices,
+                   const std::map<std::string, std::pair<int64_t, int64_t>>& ranges,
+                   const std::map<std::string, std::vector<std::string>>& choices,
+                   const std::map<std::string, bool>& flags) {
+  usage([&] {
+    kprop::Takes t;
+    for (const auto& d : dtypes) {
+      const auto dtype = kprop::parse_dtype(d);
+      if (!dtype)
+        throw kprop::UsageError("kernel " + kernel + ", implementation " + impl +
+                                ": takes dtypes: unknown dtype '" + d + "'");
+      t.dtypes.push_back(*dtype);
+    }
+    t.devices = devices;
+    for (const auto& [name, r] : ranges) t.ranges[name] = {r.first, r.second};
+    t.choices = choices;
+    t.flags = flags;
+    kprop::declare_takes(kernel, impl, std::move(t));
+  });
 }
 
 }  // namespace
@@ -89,4 +170,17 @@ PYBIND11_MODULE(_kprop, m) {
   m.def("main", &main, py::arg("args"), py::arg("worker_command"),
         "Runs one kprop command line (args[0] is the program's name) and returns its exit "
         "code; isolation workers are started as worker_command + ['__worker', ...].");
+  m.def("run_for_result", &run_for_result, py::arg("args"), py::arg("worker_command"),
+        "Runs one command line; returns (exit code, its result as JSON text).");
+  m.def("kernel_names", &kprop::kernel_names, "The registered kernels.");
+  m.def("kernel_tensors", &kernel_tensors, py::arg("kernel"),
+        "A kernel's operator schemas and its inputs and outputs by name.");
+  m.def("declare_takes", &declare_takes, py::arg("kernel"), py::arg("impl"), py::arg("dtypes"),
+        py::arg("devices"), py::arg("ranges"), py::arg("choices"), py::arg("flags"),
+        "Declares what an implementation takes (harness/takes.h).");
+  m.def("register_kernel",
+        [](const py::dict& d) { return usage([&] { return kprop::python::register_python_kernel(d); }); },
+        py::arg("description"), "Registers a kernel declared from Python (kprop.Kernel).");
+  m.def("load_library", [](const std::string& path) { usage([&] { kprop::load_operator_library(path); }); },
+        py::arg("path"), "Loads an operator library (as --load).");
 }

@@ -1,12 +1,23 @@
-"""kprop's Python entry: ``python3 -m kprop COMMAND ... --import MODULE``.
+"""kprop from Python: the command line (``python3 -m kprop COMMAND ...``) and an API.
 
-It runs kprop's own command line (the same C++ code as the ``kprop`` executable, linked
+The command line is kprop's own (the same C++ code as the ``kprop`` executable, linked
 from libkprop.so) inside this interpreter, so that the operators a module registers with
 ``torch.library`` under kprop's schema are implementations kprop can test
 (``--impl NS::kernel``). Every command and option is the executable's; ``--import`` (repeatable)
 imports a module after the ``--load`` libraries. Isolation workers are this entry again:
 ``python3 -m kprop __worker --import MODULE ...`` with the same environment and folder.
+
+The API (docs/adding-a-kernel.md):
+
+- ``Kernel(name, params=..., inputs=..., outputs=..., reference=..., bounds=...)``: a
+  kernel declared from Python, the same spec as kprop's built-in ones;
+- ``implementation(kernel, name, fn, dtypes=..., accepts=...)``: any callable a user
+  calls, tested through autograd, declaring what it takes;
+- ``check(kernel, impl=..., cases=..., ...)``: a search, returning a ``CheckResult``
+  (passed, findings with identity, minimal case and kept file);
+- ``main(argv)``: one command line, returning its exit code.
 """
+import json as _json
 import sys
 
 # torch first: it loads libtorch (and registers its Python kernels' machinery) before
@@ -14,15 +25,95 @@ import sys
 import torch  # noqa: F401
 
 from . import _kprop
+from .implementations import implementation, takes
+from .kernel import Kernel, choice, elementwise, flag, integer, sum_over, tensor
+from .results import CheckResult, Finding
 
-__all__ = ["main"]
+__all__ = ["main", "check", "implementation", "takes", "load", "kernels", "schemas", "Kernel",
+           "integer", "flag", "choice", "tensor", "elementwise", "sum_over", "CheckResult",
+           "Finding"]
+
+
+def _flushed():
+    # Flush what Python buffered: kprop writes to the same file descriptors.
+    sys.stdout.flush()
+    sys.stderr.flush()
+
+
+def _worker_command():
+    return [sys.executable, "-m", "kprop"]
 
 
 def main(argv=None):
     """Runs one kprop command line (``argv`` without the program's name; default
     ``sys.argv[1:]``) and returns its exit code: 0 pass, 1 a property failed, 2 bad usage."""
     args = list(sys.argv[1:] if argv is None else argv)
-    # Flush what Python buffered: kprop writes to the same file descriptors.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    return _kprop.main(["python3 -m kprop"] + args, [sys.executable, "-m", "kprop"])
+    _flushed()
+    return _kprop.main(["python3 -m kprop"] + args, _worker_command())
+
+
+def kernels():
+    """The registered kernels' names."""
+    return list(_kprop.kernel_names())
+
+
+def schemas(kernel):
+    """The kernel's operator schema strings ``(forward, backward)``, as its spec declares
+    them: what a library registers ``NS::<kernel>_fwd/_bwd`` with."""
+    d = _kprop.kernel_tensors(kernel)
+    return d["forward_schema"], d["backward_schema"]
+
+
+def load(path):
+    """Loads a shared library that registers kernels or operators (as ``--load``)."""
+    _kprop.load_library(str(path))
+
+
+def _options(name, values):
+    args = []
+    for v in values:
+        args += [name, str(v)]
+    return args
+
+
+def check(kernel=None, impl=None, *, cases=None, seed=None, properties=(), dtypes=(),
+          set=None, limits=None, corpus=None, device=None, isolate=False, imports=(),
+          shrink=True, extra=()):
+    """Searches ``kernel``'s cases against ``impl`` as ``kprop check`` does and returns a
+    ``CheckResult``. ``corpus=None`` keeps nothing (a folder keeps each new defect there);
+    ``set`` pins parameters (``{"W": 4}``), ``limits`` sets generator limits. Outside
+    implementations run in this process unless ``isolate`` (their workers import
+    ``imports``). A usage error raises ValueError with kprop's message."""
+    args = ["check"] + ([kernel] if kernel else [])
+    if impl:
+        args += ["--impl", impl]
+    if cases is not None:
+        args += ["--cases", str(cases)]
+    if seed is not None:
+        args += ["--seed", str(seed)]
+    args += _options("--property", properties)
+    args += _options("--dtype", [str(d).replace("torch.", "") for d in dtypes])
+    args += _options("--set", [f"{k}={_text(v)}" for k, v in (set or {}).items()])
+    args += _options("--limit", [f"{k}={v}" for k, v in (limits or {}).items()])
+    args += ["--corpus", str(corpus)] if corpus else ["--no-corpus"]
+    if device:
+        args += ["--device", device]
+    if not isolate:
+        args += ["--no-isolation"]
+    args += _options("--import", imports)
+    if not shrink:
+        args += ["--no-shrink"]
+    args += list(extra)
+    _flushed()
+    code, text = _kprop.run_for_result(["python3 -m kprop"] + args, _worker_command())
+    if not text:
+        raise ValueError(f"kprop check {' '.join(args[1:])}: exit {code} (see its message above)")
+    return CheckResult(code, _json.loads(text))
+
+
+def _text(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (list, tuple)):
+        return ",".join(str(x) for x in v)
+    return str(v)

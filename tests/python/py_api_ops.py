@@ -1,0 +1,93 @@
+"""Test-only kernels and implementations for tests/python/test_python_api.py, declared with
+kprop's Python API (an importable module, so that ``--import py_api_ops`` replays them):
+
+- ``py_scaled_tanh``, a kernel declared with ``kprop.Kernel``: y = tanh(x) s (+ b).
+  ``py_good`` computes it; ``py_planted`` never writes the last column of a row of 7 mod 8
+  columns (a remainder mask typo, as the C++ test kernel's toy@tail).
+- implementations of kprop's own ``geglu`` registered with ``kprop.implementation``, both
+  taking float32 only: ``py_geglu``, a plain function; ``py_scalar_grad``, an
+  ``autograd.Function`` whose backward reads grad_output as a scalar (its mean), the bug
+  of a loss kernel that assumed reduction='mean'. One element hides it.
+"""
+import torch
+
+import kprop
+
+WIDTH = 8
+
+
+def column_region(case, col):
+    cols = case["cols"]
+    if col < cols - cols % WIDTH:
+        return "8-wide blocks"
+    return "last column" if col == cols - 1 else "remainder"
+
+
+def _bias_magnitude(e):
+    return e["b"].abs() if e.get("b") is not None else 0
+
+
+KERNEL = kprop.Kernel(
+    "py_scaled_tanh",
+    params=[kprop.integer("rows", 1, 64, default=4, edges=[1, 2]),
+            kprop.integer("cols", 1, 64, default=16, edges=[7, 8, 9, 15, 16, 17], blocks=WIDTH),
+            kprop.flag("bias", default=True)],
+    inputs=[kprop.tensor("x", "rows", "cols"), kprop.tensor("s", "rows", "cols"),
+            kprop.tensor("b", "cols", when="bias")],
+    outputs=[kprop.tensor("y", "rows", "cols")],
+    reference=lambda x, s, b: torch.tanh(x) * s + (0 if b is None else b),
+    bounds={"y": kprop.elementwise(6, lambda e: (torch.tanh(e["x"]) * e["s"]).abs() + _bias_magnitude(e)),
+            "dx": kprop.elementwise(11, lambda e: (e["dy"] * e["s"]).abs()),
+            "ds": kprop.elementwise(5, lambda e: (e["dy"] * torch.tanh(e["x"])).abs()),
+            "db": kprop.sum_over("rows", lambda e: e["dy"].abs().sum(0))},
+    regions={"cols": column_region},
+    properties=["gradient", "vs_reference"])
+
+
+def good(x, s, b):
+    acc = torch.float64 if x.dtype == torch.float64 else torch.float32  # as at::opmath_type
+    y = torch.tanh(x.to(acc)) * s.to(acc)
+    return (y if b is None else y + b.to(acc)).to(x.dtype)
+
+
+def planted(x, s, b):
+    y = good(x, s, b)
+    if x.shape[1] % WIDTH == 7:
+        y = torch.cat([y[:, :-1], torch.zeros_like(y[:, -1:])], 1)
+    return y
+
+
+kprop.implementation("py_scaled_tanh", "py_good", good)
+kprop.implementation("py_scaled_tanh", "py_planted", planted)
+
+
+def gelu_tanh(a):
+    return torch.nn.functional.gelu(a, approximate="tanh")
+
+
+def geglu(a, b, num_cores, buffer_bytes):
+    del num_cores, buffer_bytes  # tiling hints for emulations
+    return gelu_tanh(a) * b
+
+
+class ScalarGradGeglu(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return gelu_tanh(a) * b
+
+    @staticmethod
+    def backward(ctx, dc):
+        a, b = ctx.saved_tensors
+        dc = dc.mean()  # the planted bug: grad_output read as a scalar
+        with torch.enable_grad():
+            a_ = a.detach().requires_grad_(True)
+            g = gelu_tanh(a_)
+            (slope,) = torch.autograd.grad(g.sum(), a_)
+        return dc * b * slope, dc * g.detach()
+
+
+kprop.implementation("geglu", "py_geglu", geglu, dtypes=[torch.float32])
+kprop.implementation("geglu", "py_scalar_grad",
+                     lambda a, b, num_cores, buffer_bytes: ScalarGradGeglu.apply(a, b),
+                     dtypes=[torch.float32])

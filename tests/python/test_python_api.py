@@ -1,0 +1,132 @@
+"""kprop's Python API (python/kprop): a kernel declared with kprop.Kernel, implementations
+registered with kprop.implementation and tested through autograd, kprop.check's result
+objects, what an implementation takes, and bad declarations.
+
+    PYTHONPATH=<build>/python:tests/python python3 tests/python/test_python_api.py
+
+Each check prints its name; the first that fails raises. Exact identities and minimal
+cases: they are what a user reads.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import torch
+
+import kprop
+import py_api_ops  # noqa: F401  (registers the kernel and the implementations)
+
+checks = []
+
+
+def check(f):
+    checks.append(f)
+    return f
+
+
+@check
+def a_correct_python_implementation_of_a_python_kernel_passes():
+    r = kprop.check("py_scaled_tanh", impl="py_good::py_scaled_tanh", cases=200)
+    assert r.passed, r.json
+    assert r.tally["passed"] > 150, r.tally
+    assert r.finding is None
+
+
+@check
+def a_planted_defect_is_found_shrunk_kept_and_replayed():
+    corpus = tempfile.mkdtemp()
+    r = kprop.check("py_scaled_tanh", impl="py_planted::py_scaled_tanh", cases=500, corpus=corpus)
+    assert not r.passed and r.exit_code == 1, r
+    f = r.finding
+    assert f.identity == "py_scaled_tanh/py_planted::py_scaled_tanh/y [last column]", f.identity
+    assert (f.minimal["rows"], f.minimal["cols"], f.minimal["bias"]) == (1, 7, False), f.minimal
+    assert f.path and os.path.isfile(f.path), f.path
+    assert f.path.startswith(os.path.join(corpus, "py_scaled_tanh")), f.path
+    # Replayed through the API and through the command line, it behaves as recorded.
+    assert kprop.main(["replay", f.path, "--import", "py_api_ops"]) == 0
+    cli = subprocess.run([sys.executable, "-m", "kprop", "replay", f.path, "--import", "py_api_ops"],
+                         capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert f"{f.path} as recorded" in cli.stdout, cli.stdout
+    # Found from the command line too (the module registers the kernel there).
+    found = subprocess.run([sys.executable, "-m", "kprop", "check", "py_scaled_tanh", "--import",
+                            "py_api_ops", "--impl", "py_planted::py_scaled_tanh", "--cases", "500",
+                            "--no-corpus"], capture_output=True, text=True)
+    assert found.returncode == 1, found.stdout + found.stderr
+    assert f"defect: {f.identity}" in found.stdout, found.stdout
+    # Known now: the same search looks past it.
+    again = kprop.check("py_scaled_tanh", impl="py_planted::py_scaled_tanh", cases=100, corpus=corpus)
+    assert again.known.get(f.identity, 0) > 0, again.json
+
+
+@check
+def a_backward_that_reads_grad_output_as_a_scalar_is_found():
+    r = kprop.check("geglu", impl="py_scalar_grad::geglu", cases=300, properties=["vs_reference"])
+    assert not r.passed, r
+    f = r.finding
+    assert f.identity.startswith("geglu/py_scalar_grad::geglu/d"), f.identity
+    # One element hides it (the mean of one cotangent is itself): two are the least.
+    elements = f.minimal["batch"] * f.minimal["rows"] * f.minimal["cols"]
+    assert elements == 2, f.minimal
+
+
+@check
+def what_an_implementation_takes_is_not_run_and_gradient_adapts():
+    r = kprop.check("geglu", impl="py_geglu::geglu", cases=200,
+                    properties=["gradient", "vs_reference"])
+    assert r.passed, r.json
+    # vs_reference draws bf16, fp16 and float64 too: those are not taken, never failures.
+    assert any("is not among its dtypes (float32)" in why for why in r.not_taken), r.not_taken
+    assert r.tally["failed"] == 0 and r.tally["passed"] > 50, r.tally
+    # gradient's float64 cases ran, in float32 against the reference's gradient.
+    assert not any(why.startswith("float64") and "gradient" in why for why in r.not_taken)
+
+
+@check
+def the_gradient_check_in_its_own_dtype_still_fails_a_wrong_backward():
+    r = kprop.check("geglu", impl="py_scalar_grad::geglu", cases=100, properties=["gradient"])
+    assert not r.passed, r
+    assert "takes no float64: its backward in float32" in r.finding.verdict["message"], r.finding.verdict
+
+
+@check
+def bad_declarations_name_the_kernel_the_implementation_and_the_field():
+    for kwargs, words in [({"accepts": {"nope": (1, 2)}}, "kernel geglu, implementation bad::geglu: takes ranges: 'nope' is no parameter of geglu"),
+                          ({"accepts": {"rows": (4, 2)}}, "takes ranges: 'rows': 4..2 is empty"),
+                          ({"choices": {"layout": ["diagonal"]}}, "takes choices: 'layout' has no choice 'diagonal'"),
+                          ({"dtypes": ["float8"]}, "takes dtypes: unknown dtype 'float8'")]:
+        try:
+            kprop.implementation("geglu", "bad", py_api_ops.geglu, **kwargs)
+        except ValueError as e:
+            assert words in str(e), (str(e), words)
+        else:
+            raise AssertionError(f"{kwargs} was accepted")
+    try:
+        kprop.Kernel("py_broken", params=[kprop.integer("n", 1, 4)], inputs=[kprop.tensor("x", "n")],
+                     outputs=[kprop.tensor("y", "n")], reference=lambda x: x, bounds={"y": kprop.elementwise(1)})
+    except ValueError as e:
+        assert "kernel py_broken: bounds: 'dx' has no bound" in str(e), str(e)
+    else:
+        raise AssertionError("a kernel without dx's bound was accepted")
+
+
+@check
+def schemas_come_from_the_spec():
+    fwd, bwd = kprop.schemas("py_scaled_tanh")
+    assert fwd == "py_scaled_tanh_fwd(Tensor x, Tensor s, Tensor? b) -> (Tensor y)", fwd
+    assert bwd == ("py_scaled_tanh_bwd(Tensor x, Tensor s, Tensor? b, Tensor dy) -> "
+                   "(Tensor dx, Tensor ds, Tensor db)"), bwd
+    assert kprop.schemas("geglu")[0].startswith("geglu_fwd(Tensor a, Tensor b, int num_cores")
+
+
+failed = 0
+for f in checks:
+    try:
+        f()
+        print(f"ok    {f.__name__}")
+    except Exception as e:  # noqa: BLE001  (every check runs; the summary counts them)
+        failed += 1
+        print(f"FAIL  {f.__name__}: {type(e).__name__}: {e}")
+print(f"{len(checks) - failed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
