@@ -5,7 +5,9 @@ Python or Triton kernel is tested with kprop:
         --import causal_conv1d_ops --impl mine::causal_conv1d
 
 kprop calls ``mine::causal_conv1d_fwd`` and ``mine::causal_conv1d_bwd`` through the
-dispatcher with kprop's schemas (below; kernels/causal_conv1d/contract.h). This one is
+dispatcher with kprop's schemas (``kprop.schemas("causal_conv1d")``: the explicit operator
+pair, for kernels with their own backward entry point; a function tested through autograd
+is registered with ``kprop.implementation`` instead). This one is
 composed of ATen operations in float64, one sequence at a time, and rounds each result
 once to its input's dtype; a Triton kernel is registered the same way (for "CUDA") and
 launched from the function. The semantics are DESIGN.md §3's:
@@ -17,13 +19,9 @@ launched from the function. The semantics are DESIGN.md §3's:
 """
 import torch
 
-FORWARD_SCHEMA = (
-    "causal_conv1d_fwd(Tensor x, Tensor weight, Tensor? bias, Tensor? initial_state, "
-    "Tensor? cu_seqlens, str activation, int num_cores) -> (Tensor y, Tensor final_state)")
-BACKWARD_SCHEMA = (
-    "causal_conv1d_bwd(Tensor x, Tensor weight, Tensor? bias, Tensor? initial_state, "
-    "Tensor? cu_seqlens, str activation, Tensor dy, Tensor? dht, int num_cores) -> "
-    "(Tensor dx, Tensor dweight, Tensor dbias, Tensor dinitial_state)")
+import kprop
+
+FORWARD_SCHEMA, BACKWARD_SCHEMA = kprop.schemas("causal_conv1d")
 
 
 def sequences(x, cu_seqlens):

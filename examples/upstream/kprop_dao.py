@@ -36,7 +36,17 @@ import sys
 import torch
 import torch.utils.cpp_extension
 
-from kprop_schemas import CAUSAL_CONV1D_BWD, CAUSAL_CONV1D_FWD, empty_like_none
+try:
+    import kprop
+except ImportError:  # scripts/gpu.sh compiles the extension before kprop's entry is built
+    kprop = None
+
+
+def empty_like_none(t, like):
+    """An output the case has no use for (no bias, no initial state): an empty tensor,
+    since the schema returns a Tensor there."""
+    return t if t is not None else like.new_empty(0)
+
 
 _src = os.environ.get("DAO_CAUSAL_CONV1D_SRC")
 if not _src:
@@ -170,8 +180,20 @@ def _backward(x, weight, bias, initial_state, cu_seqlens, activation, dy, dht, n
             empty_like_none(None if dbias is None else dbias.to(bias.dtype), x), dh0)
 
 
-_lib = torch.library.Library("dao", "DEF")
-_lib.define(CAUSAL_CONV1D_FWD)
-_lib.define(CAUSAL_CONV1D_BWD)
-_lib.impl("causal_conv1d_fwd", _forward, "CUDA")
-_lib.impl("causal_conv1d_bwd", _backward, "CUDA")
+def _register():
+    lib = torch.library.Library("dao", "DEF")
+    # The explicit operator pair: the package's forward and backward entry points.
+    for schema in kprop.schemas("causal_conv1d"):
+        lib.define(schema)
+    lib.impl("causal_conv1d_fwd", _forward, "CUDA")
+    lib.impl("causal_conv1d_bwd", _backward, "CUDA")
+    # What the package's kernels take: widths 2..4, no float64 (then gradient checks the
+    # backward in float32 against the float64 reference's gradient). What no range can say
+    # (D a multiple of 8, packed sequences with states, dht[:, :, 0] in bf16/fp16) stays a
+    # refusal.
+    kprop.takes("causal_conv1d", "dao::causal_conv1d", dtypes=["float32", "bfloat16", "float16"],
+                devices=["cuda"], accepts={"W": (2, 4)})
+    return lib
+
+
+_lib = _register() if kprop is not None else None

@@ -10,7 +10,8 @@ https://github.com/fla-org/flash-linear-attention, named by FLA_SRC (the folder 
 
 Conventions match kprop's contract (DESIGN.md §3 follows fla's layouts): x [B, T, D],
 weight [D, W], initial and final state [N, D, W], packed sequences by cu_seqlens. The
-`num_cores` hint is ignored (a GPU kernel picks its own grid).
+`num_cores` hint is ignored (a GPU kernel picks its own grid). It is tested as models call
+it: `CausalConv1dFunction.apply`, the backward by autograd (kprop.implementation).
 """
 import os
 import sys
@@ -22,7 +23,6 @@ if not _src:
     raise ImportError("kprop_fla: set FLA_SRC to your flash-linear-attention checkout")
 sys.path.insert(0, _src)
 
-from fla.modules.conv.triton.ops import causal_conv1d_bwd, causal_conv1d_fwd  # noqa: E402
 
 
 def _keep_configs(kernel, n):
@@ -41,28 +41,24 @@ if os.environ.get("KPROP_FLA_CONFIGS"):
     for _name in ("causal_conv1d_fwd_kernel", "causal_conv1d_bwd_kernel"):
         _keep_configs(getattr(_kernels, _name), int(os.environ["KPROP_FLA_CONFIGS"]))
 
-from kprop_schemas import CAUSAL_CONV1D_BWD, CAUSAL_CONV1D_FWD, activation_name, empty_like_none  # noqa: E402
-
-_lib = torch.library.Library("fla", "DEF")
-_lib.define(CAUSAL_CONV1D_FWD)
-_lib.define(CAUSAL_CONV1D_BWD)
+import kprop  # noqa: E402
 
 
-def _forward(x, weight, bias, initial_state, cu_seqlens, activation, num_cores):
-    y, final_state = causal_conv1d_fwd(
-        x=x, weight=weight, bias=bias, residual=None, initial_state=initial_state,
-        output_final_state=True, activation=activation_name(activation),
-        cu_seqlens=cu_seqlens)
+def _activation(activation):
+    return None if activation == "none" else activation
+
+
+def _public(x, weight, bias, initial_state, cu_seqlens, activation, num_cores):
+    """What a model calls: fla's autograd Function (num_cores is an emulation's hint)."""
+    from fla.modules.conv.triton.ops import CausalConv1dFunction
+    y, final_state = CausalConv1dFunction.apply(
+        x, weight, bias, None, initial_state, True, _activation(activation), cu_seqlens)
     return y, final_state
 
 
-def _backward(x, weight, bias, initial_state, cu_seqlens, activation, dy, dht, num_cores):
-    dx, dw, db, _, dh0 = causal_conv1d_bwd(
-        x=x, dy=dy, dht=dht, weight=weight, bias=bias, residual=None,
-        initial_state=initial_state, activation=activation_name(activation),
-        cu_seqlens=cu_seqlens)
-    return dx, dw, empty_like_none(db, x), empty_like_none(dh0, x)
-
-
-_lib.impl("causal_conv1d_fwd", _forward, "CUDA")
-_lib.impl("causal_conv1d_bwd", _backward, "CUDA")
+# Through autograd: kprop calls the public Function and derives the backward with
+# torch.autograd.grad, so its backward wiring (ctx, saved tensors, dht) is tested too.
+# Triton takes no float64 (fp_downcast_rounding on an up-cast): gradient then checks the
+# backward in float32 against the float64 reference's gradient, and says so.
+kprop.implementation("causal_conv1d", "fla", _public,
+                     dtypes=["float32", "bfloat16", "float16"], devices=["cuda"])

@@ -3,9 +3,10 @@
 Registration and argument mapping only; the kernels are imported from your own checkout of
 https://github.com/linkedin/Liger-Kernel, named by LIGER_SRC (the folder holding `src/`).
 
-- `liger::geglu`: liger_kernel.ops.geglu, the row-based kernel (one program per row), called
-  as LigerGELUMulFunction calls it: inputs made contiguous first (its @ensure_contiguous),
-  the backward on copies, since it writes da and db over a and b.
+- `liger::geglu`: liger_kernel.ops.geglu's LigerGELUMulFunction, the row-based kernel (one
+  program per row), called as models call it, its backward derived by autograd
+  (kprop.implementation). It is given copies of a and b: its backward writes da and db over
+  the tensors it saved, which are the inputs kprop compares.
 - `liger_ascend::geglu`: liger_kernel/ops/backends/_ascend/ops/geglu.py, the flatten-1D
   grid-stride rewrite for Ascend NPUs — the port whose bf16 test needed atol = 1e4. It is
   plain Triton, so it runs on a GPU too; its grid is min(cores, cdiv(total, BLOCK)) with
@@ -24,30 +25,29 @@ if not _src:
     raise ImportError("kprop_liger: set LIGER_SRC to your Liger-Kernel checkout")
 sys.path.insert(0, os.path.join(_src, "src"))
 
-from liger_kernel.ops import geglu as _rows  # noqa: E402
+from liger_kernel.ops import geglu as _rows_module  # noqa: E402
 
-from kprop_schemas import GEGLU_BWD, GEGLU_FWD  # noqa: E402
+import kprop  # noqa: E402
 
 
 def _register(namespace, forward, backward):
+    """The explicit operator pair, for the Ascend port's forward/backward entry points."""
+    fwd, bwd = kprop.schemas("geglu")
     lib = torch.library.Library(namespace, "DEF")
-    lib.define(GEGLU_FWD)
-    lib.define(GEGLU_BWD)
+    lib.define(fwd)
+    lib.define(bwd)
     lib.impl("geglu_fwd", forward, "CUDA")
     lib.impl("geglu_bwd", backward, "CUDA")
     return lib
 
 
-def _rows_forward(a, b, num_cores, buffer_bytes):
-    return _rows.geglu_forward(a.contiguous(), b.contiguous())[2]
+def _rows(a, b, num_cores, buffer_bytes):
+    # clone(): its backward stores da and db over the a and b it saved.
+    return _rows_module.LigerGELUMulFunction.apply(a.clone(), b.clone())
 
 
-def _rows_backward(dc, a, b, num_cores, buffer_bytes):
-    # clone(): the kernel stores da and db over its a and b, which are kprop's inputs.
-    return _rows.geglu_backward(a.contiguous().clone(), b.contiguous().clone(), dc.contiguous())
-
-
-_libs = [_register("liger", _rows_forward, _rows_backward)]
+kprop.implementation("geglu", "liger", _rows, devices=["cuda"])
+_libs = []
 
 def _load_flat():
     # The file alone: its package's __init__ imports every Ascend operator, and some of
