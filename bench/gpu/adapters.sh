@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The upstream adapters through autograd (kprop.implementation) from a cold start, on the
+# GPU machine: what a new user's first runs report. Builds kprop (scripts/gpu.sh build),
+# then, one process each, beside each other on the one GPU:
+#   fla-head-seed{0,1}  flash-linear-attention at its head, every property, seeds 0 and 1:
+#                       real findings only (no float64 refusal reported as a defect)
+#   fla-1141            fla at 4bd2a5cf, the parent of fix a252c17d (#1141), every property
+#   liger               Liger-Kernel's GEGLU (LigerGELUMulFunction) at its head
+# Logs and summary.txt go to $RESULTS (default build-gpu/adapters); findings to its corpus,
+# which starts as a copy of corpus/upstream (known findings are counted, not hunted).
+#
+#   FLA_HEAD=.upstream/fla-head FLA_1141=.upstream/fla-4bd2a5cf \
+#     LIGER_SRC=.upstream/Liger-Kernel bench/gpu/adapters.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+RESULTS=${RESULTS:-$root/build-gpu/adapters}
+CASES=${CASES:-300}
+BOX=${BOX:-300}
+mkdir -p "$RESULTS"
+RESULTS=$RESULTS/build KERNELS="fla liger" scripts/gpu.sh build >"$RESULTS/build.txt" 2>&1
+PY=${PYTHON:-$(command -v python3)}
+[ -x /opt/torch/.venv/bin/python3 ] && PY=${PYTHON:-/opt/torch/.venv/bin/python3}
+export PYTHONPATH=$root/build-gpu/python:$root/examples/upstream
+export KPROP_FLA_CONFIGS=${KPROP_FLA_CONFIGS-1} OMP_NUM_THREADS=1
+export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$root/build-gpu/triton-cache}
+mkdir -p "$RESULTS/corpus" && cp -rn corpus/upstream/. "$RESULTS/corpus/"
+
+run() {  # NAME ENV... -- kprop arguments
+  local name=$1; shift
+  local envs=()
+  while [ "$1" != -- ]; do envs+=("$1"); shift; done
+  shift
+  ( env "${envs[@]}" timeout -s INT -k 30 "$BOX" "$PY" -m kprop "$@" >"$RESULTS/$name.log" 2>&1
+    echo "exit $?" >>"$RESULTS/$name.log" ) &
+}
+fla=(check causal_conv1d --import kprop_fla --impl fla::causal_conv1d --device cuda
+     --cases "$CASES" --corpus "$RESULTS/corpus" --shrink-seconds 120)
+run fla-head-seed0 FLA_SRC="${FLA_HEAD:-$root/.upstream/fla-head}" -- "${fla[@]}" --seed 0
+run fla-head-seed1 FLA_SRC="${FLA_HEAD:-$root/.upstream/fla-head}" -- "${fla[@]}" --seed 1
+run fla-1141 FLA_SRC="${FLA_1141:-$root/.upstream/fla-4bd2a5cf}" -- "${fla[@]}" --seed 0 \
+  --corpus "$RESULTS/corpus-1141"
+run liger LIGER_SRC="${LIGER_SRC:-$root/.upstream/Liger-Kernel}" -- check geglu \
+  --import kprop_liger --impl liger::geglu --device cuda --cases "$CASES" \
+  --corpus "$RESULTS/corpus"
+wait
+{
+  echo "== adapters.sh $(date -u +%FT%TZ) on $(nvidia-smi -L 2>/dev/null | head -1)"
+  tail -3 "$RESULTS/build.txt"
+  for log in "$RESULTS"/*.log; do
+    echo "-- $(basename "$log" .log)"
+    grep -E "takes no float64|cases: |PASS|FAIL|defect:|not taken [0-9]+ x|rejected [0-9]+ x|known [0-9]+ x|kept|^exit" \
+      "$log" | head -20 | sed 's/^/   /'
+  done
+} | tee "$RESULTS/summary.txt"
