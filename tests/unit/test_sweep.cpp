@@ -285,6 +285,56 @@ TEST(SweepTest, ErrorOverBoundIsTheLargestRowOfTheTensor) {
   EXPECT_LE(ok.at(0, 0).value, 1);
 }
 
+// The fixed parameters of a one-cell sweep as "name=value ..." in the order shown.
+std::string fixed_of(const SweepSpec& spec) {
+  std::string out;
+  for (const auto& [name, value] : run_sweep_grid(spec).fixed)
+    out += (out.empty() ? "" : " ") + name + "=" + value;
+  return out;
+}
+
+// What causal_conv1d's schema declares about its derived axes, as a sweep shows it: the
+// entries of `lengths` that `length` and `tail` set are named by the axis (when there are
+// several sequences), the derived names themselves are never fixed, and `splits` (one
+// entry per sequence) varies with the lengths.
+TEST(SweepTest, FixedNamesTheEntriesOfAListADerivedAxisSets) {
+  SweepSpec spec = dh0_spec("tiled", "verdict");
+  spec.x = axis("W=2");
+  const std::string common = "dtype=float64 seed=0 distribution=normal layout=packed";
+  const std::string rest =
+      "initial_state=true D=32 num_cores=48 activation=none bias=true final_state_grad=false";
+
+  spec.y = axis("tail=5");
+  spec.set.push_back("lengths=1,7");
+  spec.set.push_back("splits=1,2");
+  EXPECT_EQ(fixed_of(spec), common + " lengths=1,tail " + rest);
+  spec.y = axis("length=5");
+  EXPECT_EQ(fixed_of(spec), common + " lengths=length,length " + rest);
+  spec.y = axis("lengths=3,4");
+  EXPECT_EQ(fixed_of(spec), common + " " + rest);
+  // Both derived axes: `length` sets every entry, then `tail` the last (declaration order).
+  spec.x = axis("tail=3");
+  spec.y = axis("length=5");
+  spec.set.push_back("lengths=1,2,3");
+  spec.set.push_back("splits=1,1,1");
+  EXPECT_EQ(fixed_of(spec), "dtype=float64 seed=0 distribution=normal W=4 layout=packed "
+                            "lengths=length,length,tail " + rest);
+  // One sequence: the axis says it all.
+  spec.x = axis("W=2");
+  spec.set = {"num_cores=48", "initial_state=true", "final_state_grad=false", "dtype=float64"};
+  spec.y = axis("length=5");
+  EXPECT_EQ(fixed_of(spec), common + " " + rest);
+  spec.y = axis("tail=5");
+  EXPECT_EQ(fixed_of(spec), common + " " + rest);
+  // No axis over the lengths: they and the splits are fixed as they are.
+  spec.y = axis("D=32");
+  spec.set.push_back("lengths=2,6");
+  spec.set.push_back("splits=1,3");
+  EXPECT_EQ(fixed_of(spec),
+            common + " lengths=2,6 splits=1,3 initial_state=true num_cores=48 activation=none "
+                     "bias=true final_state_grad=false");
+}
+
 TEST(SweepTest, NumberLabels) {
   SweepCell cell;
   cell.kind = SweepCell::Kind::number;
