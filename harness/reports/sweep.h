@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "generators/case.h"
+#include "generators/schema.h"
 #include "harness/reports/svg_heatmap.h"
 
 namespace kprop {
@@ -72,7 +73,7 @@ struct SweepSpec {
 
 struct SweepResult {
   SweepSpec spec;
-  // Parameters that are the same in every cell (all but impl, property and the axes).
+  // Parameters that are the same in every cell, as fixed_parameters() shows them.
   std::vector<std::pair<std::string, std::string>> fixed;
   std::vector<std::vector<SweepCell>> cells;  // [y index][x index]
   double seconds = 0;
@@ -83,6 +84,18 @@ struct SweepResult {
 // The case every cell starts from: kernel, impl, property and seed from the spec, then
 // the `set` overrides. Throws UsageError / CaseError on a bad override.
 Case base_case(const SweepSpec& spec);
+
+// What the sweep of `spec` from `base` shows as fixed, in settable_names() order: every
+// name with a value except impl and property (the title says them), the axes, the derived
+// names (the parameters they set say it all), and the parameters an axis varies: those it
+// sets, itself or through a derived name, and the lists with one entry per entry of a
+// varied list (ListRule::same_count_as; fit() resizes and clamps them along). A list of
+// several entries that derived axes set some entries of is shown with those entries
+// named by their axis, in the order the schema declares the derived names: the base case
+// 1,7 swept along `tail` (ListEntries::last) is "1,tail".
+std::vector<std::pair<std::string, std::string>> fixed_parameters(const Schema& schema,
+                                                                  const SweepSpec& spec,
+                                                                  const Case& base);
 
 // The case of cell (x value, y value): x is set first, then y.
 Case cell_case(const Case& base, const Axis& x, size_t x_index, const Axis& y, size_t y_index);
