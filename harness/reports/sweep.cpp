@@ -49,7 +49,7 @@ class AxisParser {
     const auto eq = spec_.find('=');
     axis_.name = trimmed(spec_.substr(0, eq));
     if (eq == std::string::npos || axis_.name.empty())
-      throw error(fmt::format("'{}' is not NAME=VALUES (e.g. W=2,4,8 or length=16..384*2)",
+      throw error(fmt::format("'{}' is not NAME=VALUES (VALUES e.g. 2,4,8 or 16..384*2)",
                               spec_));
     const auto names = settable_names(find_kernel(kernel_.empty() ? default_kernel() : kernel_).schema());
     if (std::find(names.begin(), names.end(), axis_.name) == names.end())
@@ -365,7 +365,7 @@ Metric parse_metric(const std::string& spec) {
   else if (kind == "chunked_ratio") m.kind = Metric::Kind::chunked_ratio;
   else throw UsageError(fmt::format("unknown metric '{}'; known: {}", spec, known));
   if (tensor.empty())
-    throw UsageError(fmt::format("metric '{}' needs a tensor, e.g. {}:dh0", spec, kind));
+    throw UsageError(fmt::format("metric '{}' needs a tensor: {}:TENSOR", spec, kind));
   return m;
 }
 

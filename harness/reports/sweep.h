@@ -1,11 +1,12 @@
-// A sweep: one metric over a grid of two case parameters, e.g. the over-count factor of
-// dh0 for W in {2,4,8} x sequence length 16..256 — the "W x length" table kernel engineers
-// otherwise build by hand. Every cell is the base case with the x and y values set.
+// A sweep: one metric over a grid of two case parameters, e.g. how far a gradient's norm is
+// from the reference's for each window size and sequence length — the table kernel
+// engineers otherwise build by hand. Every cell is the base case with the x and y values
+// set.
 //
-// Axes are written NAME=VALUES, where NAME is a case parameter (see settable_names in generators/schema.h)
-// and VALUES is a comma list of items, each a value (`2`, `bfloat16`), a linear range
-// `a..b` or `a..b:step`, or a geometric range `a..b*factor` (16..384*2 = 16,32,...,256;
-// b is included only when it is hit).
+// Axes are written NAME=VALUES, where NAME is a case parameter or a derived name (see
+// settable_names in generators/schema.h) and VALUES is a comma list of items, each a value
+// (`2`, `bfloat16`), a linear range `a..b` or `a..b:step`, or a geometric range
+// `a..b*factor` (16..384*2 = 16,32,...,256; b is included only when it is hit).
 //
 // Metrics:
 //   verdict                 the property's verdict: pass / fail / rejected / skipped
@@ -32,7 +33,7 @@
 namespace kprop {
 
 struct Axis {
-  std::string name;                 // a case parameter, e.g. "W"
+  std::string name;                 // a case parameter or a derived name
   std::vector<std::string> values;  // each as set_param reads it
 };
 
@@ -43,10 +44,10 @@ struct Metric {
   enum class Kind { verdict, error_over_bound, ratio, chunked_ratio };
   Kind kind = Kind::verdict;
   std::string tensor;  // empty for verdict
-  std::string name() const;  // as written: "ratio:dh0"
+  std::string name() const;  // as written: "ratio:TENSOR"
 };
 
-// Parses "verdict", "ratio:dh0", ...; throws UsageError listing the metrics.
+// Parses "verdict", "ratio:TENSOR", ...; throws UsageError listing the metrics.
 Metric parse_metric(const std::string& spec);
 
 // One cell of the grid: a number, or a status with the reason in `detail`.
