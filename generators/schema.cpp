@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <numeric>
 #include <sstream>
 #include <stdexcept>
 
@@ -31,6 +32,23 @@ ParamSpec param_spec(std::string name, ParamType type, std::string meaning, Para
   p.meaning = std::move(meaning);
   p.simplest = std::move(simplest);
   return p;
+}
+
+ListEntries ListEntries::all(std::string list) {
+  const std::string name = list;
+  return {std::move(list), [name](const Case& c) {
+            std::vector<size_t> every(c.integers(name).size());
+            std::iota(every.begin(), every.end(), size_t{0});
+            return every;
+          }};
+}
+
+ListEntries ListEntries::last(std::string list) {
+  const std::string name = list;
+  return {std::move(list), [name](const Case& c) {
+            const size_t n = c.integers(name).size();
+            return n == 0 ? std::vector<size_t>{} : std::vector<size_t>{n - 1};
+          }};
 }
 
 const ParamSpec* Schema::find(const std::string& name) const {

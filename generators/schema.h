@@ -146,6 +146,17 @@ struct ParamSpec {
 // A parameter with its name, type, meaning and simplest value; the rest is filled in after.
 ParamSpec param_spec(std::string name, ParamType type, std::string meaning, ParamValue simplest);
 
+// Entries of an integer list that a derived name sets: every entry, the last one, or any
+// other choice of them. A sweep along the derived name shows the base case's list with
+// these entries replaced by the name ("lengths=1,tail"): which entries vary, which stay.
+struct ListEntries {
+  std::string list;  // the integer list, one of the derived name's `changes`
+  std::function<std::vector<size_t>(const Case& c)> indices;  // which entries, in case c
+
+  static ListEntries all(std::string list);
+  static ListEntries last(std::string list);  // none of an empty list
+};
+
 // A name `--set` and sweeps accept that is not a parameter of its own, e.g. causal_conv1d's
 // `length` (every sequence has this length).
 struct DerivedParam {
@@ -153,6 +164,9 @@ struct DerivedParam {
   std::vector<std::string> changes;  // the parameters it sets
   std::function<void(Case&, const std::string& text)> set;
   std::function<std::string(const Case&)> get;
+  // When what it sets is some entries of a list: which. A sweep along a derived name
+  // without it shows none of the parameters the name changes.
+  std::optional<ListEntries> sets_entries;
 };
 
 // A knob of the generator, e.g. the typical longest segment; `--limit NAME=N`.

@@ -15,6 +15,7 @@
 #include "generators/errors.h"
 #include "harness/implementations.h"
 #include "harness/kernel_info.h"
+#include "harness/precision_model.h"
 #include "harness/property.h"
 #include "harness/reports/tolerance_report.h"
 
@@ -121,9 +122,14 @@ void add_report_command(CLI::App& app, ReportOptions& o) {
                   "vs the framework's and float64)")
       ->required()
       ->check(CLI::IsMember({"tolerance", "precision"}));
+  // The models registered when the command line is built (those of a --load library
+  // register later; `report precision` without a model lists them all).
+  const auto models = precision_model_names();
+  const std::string known =
+      models.empty() ? "none registered" : fmt::format("{}", fmt::join(models, ", "));
   cmd->add_option("paths", o.paths,
                   "tolerance: case files, or folders searched for *.json; precision: the model "
-                  "(geglu_mlp)");
+                  "(" + known + ")");
   cmd->add_option("--kernel", o.kernel, "kernel of a generated batch (default: the first registered)");
   // Empty means "each case file's own implementation", which a default value in the
   // header cannot say; a generated batch then uses tiled.

@@ -16,15 +16,17 @@ void add_sweep_command(CLI::App& app, SweepOptions& o) {
   auto* cmd = app.add_subcommand(
       "sweep", "one metric over a grid of two case parameters, as a table and a heatmap");
   cmd->add_option("kernel", o.kernel, "kernel (default: the first registered)");
-  cmd->add_option("--impl", o.impl, "implementation (default: the kernel's own, e.g. tiled)");
+  cmd->add_option("--impl", o.impl, "implementation (default: the kernel's own)");
   cmd->add_option("--property", o.property, "property (default: vs_reference)");
-  cmd->add_option("--x", o.x, "columns: NAME=VALUES, e.g. W=2,4,8 (lists, a..b, a..b:s, a..b*f)")
+  cmd->add_option("--x", o.x,
+                  "columns: NAME=VALUES, NAME a case parameter (as --set), VALUES e.g. 2,4,8 "
+                  "(lists, a..b, a..b:s, a..b*f)")
       ->required();
-  cmd->add_option("--y", o.y, "rows: NAME=VALUES, e.g. length=16..384*2")->required();
-  cmd->add_option("--set", o.set, "NAME=VALUE for every cell, e.g. num_cores=48; repeatable");
+  cmd->add_option("--y", o.y, "rows: NAME=VALUES as --x, e.g. NAME=16..384*2")->required();
+  cmd->add_option("--set", o.set, "NAME=VALUE for every cell; repeatable");
   cmd->add_option("--metric", o.metric,
                   "verdict (default), error_over_bound:T, ratio:T or chunked_ratio:T, "
-                  "T a tensor such as dh0");
+                  "T an output or gradient of the kernel");
   cmd->add_option("--seed", o.seed, "data seed of every cell (default: 0)")->check(not_negative());
   cmd->add_option("--markdown", o.markdown_out, "also write the Markdown table to this file");
   cmd->add_option("--svg", o.svg_out, "also write an SVG heatmap to this file");

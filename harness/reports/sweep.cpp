@@ -7,6 +7,8 @@
 #include <chrono>
 #include <limits>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "generators/errors.h"
 #include "harness/implementations.h"
@@ -47,7 +49,7 @@ class AxisParser {
     const auto eq = spec_.find('=');
     axis_.name = trimmed(spec_.substr(0, eq));
     if (eq == std::string::npos || axis_.name.empty())
-      throw error(fmt::format("'{}' is not NAME=VALUES (e.g. W=2,4,8 or length=16..384*2)",
+      throw error(fmt::format("'{}' is not NAME=VALUES (VALUES e.g. 2,4,8 or 16..384*2)",
                               spec_));
     const auto names = settable_names(find_kernel(kernel_.empty() ? default_kernel() : kernel_).schema());
     if (std::find(names.begin(), names.end(), axis_.name) == names.end())
@@ -214,39 +216,53 @@ bool is_axis(const SweepSpec& spec, const std::string& name) {
   return spec.x.name == name || spec.y.name == name;
 }
 
-bool varies_lengths(const SweepSpec& spec) {
-  return is_axis(spec, "lengths") || is_axis(spec, "length") || is_axis(spec, "tail");
+const DerivedParam* find_derived(const Schema& schema, const std::string& name) {
+  for (const auto& d : schema.derived)
+    if (d.name == name) return &d;
+  return nullptr;
 }
 
-// The base case's lengths with the entries an axis sets replaced by the axis's name.
-std::string lengths_with_axis(const SweepSpec& spec, const Case& base) {
-  std::vector<std::string> entries;
-  for (const int64_t length : base.integers("lengths")) entries.push_back(std::to_string(length));
-  if (is_axis(spec, "length")) entries.assign(entries.size(), "length");
-  if (is_axis(spec, "tail")) entries.back() = "tail";
-  return fmt::format("{}", fmt::join(entries, ","));
-}
-
-// Parameters shown as fixed: all but the axes, impl and property (in the title), and the
-// derived length/tail (lengths says it all).
-std::vector<std::pair<std::string, std::string>> fixed_parameters(const SweepSpec& spec,
-                                                                  const Case& base) {
-  std::vector<std::pair<std::string, std::string>> fixed;
-  const Schema& schema = find_kernel(base.kernel).schema();
-  for (const auto& name : settable_names(schema)) {
-    if (name == "impl" || name == "property" || name == "length" || name == "tail" ||
-        is_axis(spec, name))
-      continue;
-    if ((name == "lengths" || name == "splits") && varies_lengths(spec)) {
-      // Several sequences: show which lengths the axis varies, e.g. lengths=1,tail.
-      if (name == "lengths" && !is_axis(spec, "lengths") && base.integers("lengths").size() > 1)
-        fixed.emplace_back(name, lengths_with_axis(spec, base));
-      continue;
-    }
-    const std::string value = get_param(schema, base, name);
-    if (!value.empty()) fixed.emplace_back(name, value);
+// The declared parameters the axes vary: an axis's own, or those its derived name sets;
+// then every list with one entry per entry of a varied list, which fit() resizes and
+// clamps along. The common fields (impl, dtype, ...) are no declared parameters.
+std::set<std::string> varied_parameters(const Schema& schema, const SweepSpec& spec) {
+  std::set<std::string> varied;
+  for (const Axis* axis : {&spec.x, &spec.y}) {
+    if (schema.find(axis->name)) varied.insert(axis->name);
+    if (const DerivedParam* d = find_derived(schema, axis->name))
+      varied.insert(d->changes.begin(), d->changes.end());
   }
-  return fixed;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& p : schema.params)
+      if (!p.list.same_count_as.empty() && varied.count(p.list.same_count_as))
+        grew = varied.insert(p.name).second || grew;
+  }
+  return varied;
+}
+
+// A list that derived axes set entries of: the base case's entries with those an axis
+// sets replaced by the axis's name, the axes in the schema's order. Nothing when no
+// derived axis sets it (it is an axis itself, or follows one), when one changes it without
+// saying which entries, or when it has one entry (the axis says it all).
+std::optional<std::string> list_with_axes(const Schema& schema, const SweepSpec& spec,
+                                          const Case& base, const std::string& list) {
+  const ParamSpec* p = schema.find(list);
+  if (!p || p->type != ParamType::integers || is_axis(spec, list)) return std::nullopt;
+  std::vector<std::string> entries;
+  for (const int64_t v : base.integers(list)) entries.push_back(std::to_string(v));
+  bool set_by_an_axis = false;
+  for (const auto& d : schema.derived) {
+    if (!is_axis(spec, d.name) ||
+        std::find(d.changes.begin(), d.changes.end(), list) == d.changes.end())
+      continue;
+    if (!d.sets_entries || d.sets_entries->list != list) return std::nullopt;
+    for (const size_t i : d.sets_entries->indices(base))
+      if (i < entries.size()) entries[i] = d.name;
+    set_by_an_axis = true;
+  }
+  if (!set_by_an_axis || entries.size() < 2) return std::nullopt;
+  return fmt::format("{}", fmt::join(entries, ","));
 }
 
 // Applies every axis value to the base case once, so that a bad value stops the sweep
@@ -349,7 +365,7 @@ Metric parse_metric(const std::string& spec) {
   else if (kind == "chunked_ratio") m.kind = Metric::Kind::chunked_ratio;
   else throw UsageError(fmt::format("unknown metric '{}'; known: {}", spec, known));
   if (tensor.empty())
-    throw UsageError(fmt::format("metric '{}' needs a tensor, e.g. {}:dh0", spec, kind));
+    throw UsageError(fmt::format("metric '{}' needs a tensor: {}:TENSOR", spec, kind));
   return m;
 }
 
@@ -388,6 +404,26 @@ Case base_case(const SweepSpec& spec) {
     set_param(schema, c, trimmed(assignment.substr(0, eq)), trimmed(assignment.substr(eq + 1)));
   }
   return c;
+}
+
+std::vector<std::pair<std::string, std::string>> fixed_parameters(const Schema& schema,
+                                                                  const SweepSpec& spec,
+                                                                  const Case& base) {
+  const std::set<std::string> varied = varied_parameters(schema, spec);
+  std::vector<std::pair<std::string, std::string>> fixed;
+  for (const auto& name : settable_names(schema)) {
+    if (name == "impl" || name == "property" || is_axis(spec, name) ||
+        find_derived(schema, name))
+      continue;
+    if (varied.count(name)) {
+      if (const auto shown = list_with_axes(schema, spec, base, name))
+        fixed.emplace_back(name, *shown);
+      continue;
+    }
+    const std::string value = get_param(schema, base, name);
+    if (!value.empty()) fixed.emplace_back(name, value);
+  }
+  return fixed;
 }
 
 Case cell_case(const Case& base, const Axis& x, size_t x_index, const Axis& y, size_t y_index) {
@@ -442,7 +478,7 @@ SweepResult run_sweep_grid(
   const auto start = std::chrono::steady_clock::now();
   SweepResult r;
   r.spec = spec;
-  r.fixed = fixed_parameters(spec, base);
+  r.fixed = fixed_parameters(find_kernel(spec.kernel).schema(), spec, base);
   const size_t total = spec.x.values.size() * spec.y.values.size();
   size_t done = 0;
   for (size_t yi = 0; yi < spec.y.values.size(); ++yi) {

@@ -1,11 +1,12 @@
-// A sweep: one metric over a grid of two case parameters, e.g. the over-count factor of
-// dh0 for W in {2,4,8} x sequence length 16..256 — the "W x length" table kernel engineers
-// otherwise build by hand. Every cell is the base case with the x and y values set.
+// A sweep: one metric over a grid of two case parameters, e.g. how far a gradient's norm is
+// from the reference's for each window size and sequence length — the table kernel
+// engineers otherwise build by hand. Every cell is the base case with the x and y values
+// set.
 //
-// Axes are written NAME=VALUES, where NAME is a case parameter (see settable_names in generators/schema.h)
-// and VALUES is a comma list of items, each a value (`2`, `bfloat16`), a linear range
-// `a..b` or `a..b:step`, or a geometric range `a..b*factor` (16..384*2 = 16,32,...,256;
-// b is included only when it is hit).
+// Axes are written NAME=VALUES, where NAME is a case parameter or a derived name (see
+// settable_names in generators/schema.h) and VALUES is a comma list of items, each a value
+// (`2`, `bfloat16`), a linear range `a..b` or `a..b:step`, or a geometric range
+// `a..b*factor` (16..384*2 = 16,32,...,256; b is included only when it is hit).
 //
 // Metrics:
 //   verdict                 the property's verdict: pass / fail / rejected / skipped
@@ -26,12 +27,13 @@
 #include <vector>
 
 #include "generators/case.h"
+#include "generators/schema.h"
 #include "harness/reports/svg_heatmap.h"
 
 namespace kprop {
 
 struct Axis {
-  std::string name;                 // a case parameter, e.g. "W"
+  std::string name;                 // a case parameter or a derived name
   std::vector<std::string> values;  // each as set_param reads it
 };
 
@@ -42,10 +44,10 @@ struct Metric {
   enum class Kind { verdict, error_over_bound, ratio, chunked_ratio };
   Kind kind = Kind::verdict;
   std::string tensor;  // empty for verdict
-  std::string name() const;  // as written: "ratio:dh0"
+  std::string name() const;  // as written: "ratio:TENSOR"
 };
 
-// Parses "verdict", "ratio:dh0", ...; throws UsageError listing the metrics.
+// Parses "verdict", "ratio:TENSOR", ...; throws UsageError listing the metrics.
 Metric parse_metric(const std::string& spec);
 
 // One cell of the grid: a number, or a status with the reason in `detail`.
@@ -72,7 +74,7 @@ struct SweepSpec {
 
 struct SweepResult {
   SweepSpec spec;
-  // Parameters that are the same in every cell (all but impl, property and the axes).
+  // Parameters that are the same in every cell, as fixed_parameters() shows them.
   std::vector<std::pair<std::string, std::string>> fixed;
   std::vector<std::vector<SweepCell>> cells;  // [y index][x index]
   double seconds = 0;
@@ -83,6 +85,18 @@ struct SweepResult {
 // The case every cell starts from: kernel, impl, property and seed from the spec, then
 // the `set` overrides. Throws UsageError / CaseError on a bad override.
 Case base_case(const SweepSpec& spec);
+
+// What the sweep of `spec` from `base` shows as fixed, in settable_names() order: every
+// name with a value except impl and property (the title says them), the axes, the derived
+// names (the parameters they set say it all), and the parameters an axis varies: those it
+// sets, itself or through a derived name, and the lists with one entry per entry of a
+// varied list (ListRule::same_count_as; fit() resizes and clamps them along). A list of
+// several entries that derived axes set some entries of is shown with those entries
+// named by their axis, in the order the schema declares the derived names: the base case
+// 1,7 swept along `tail` (ListEntries::last) is "1,tail".
+std::vector<std::pair<std::string, std::string>> fixed_parameters(const Schema& schema,
+                                                                  const SweepSpec& spec,
+                                                                  const Case& base);
 
 // The case of cell (x value, y value): x is set first, then y.
 Case cell_case(const Case& base, const Axis& x, size_t x_index, const Axis& y, size_t y_index);

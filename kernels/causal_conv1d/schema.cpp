@@ -247,7 +247,8 @@ Schema make_schema() {
          if (!L) throw CaseError("parameter length: '" + text + "' is not an integer");
          c.set("lengths", std::vector<int64_t>(c.integers("lengths").size(), *L));
        },
-       [](const Case& c) { return std::to_string(c.integers("lengths").back()); }},
+       [](const Case& c) { return std::to_string(c.integers("lengths").back()); },
+       ListEntries::all("lengths")},
       {"tail", "the last sequence's length", {"lengths"},
        [](Case& c, const std::string& text) {
          const auto L = parse_integer(text);
@@ -256,7 +257,8 @@ Schema make_schema() {
          lengths.back() = *L;
          c.set("lengths", lengths);
        },
-       [](const Case& c) { return std::to_string(c.integers("lengths").back()); }},
+       [](const Case& c) { return std::to_string(c.integers("lengths").back()); },
+       ListEntries::last("lengths")},
   };
   return s;
 }

@@ -52,6 +52,10 @@ line fan_in out "Shape: batch=1,seq=8,hidden=32,intermediate=64,num_cores=48,buf
 run outside 0 "$kprop" "${tiny[@]}" --load "$plugin" --impl mine_geglu::geglu
 line outside out "## Precision of geglu_mlp / mine_geglu::geglu in bfloat16"
 
+# The help names the registered models (from their registry: the harness names none).
+run help 0 "$kprop" report --help
+line_like help out " +paths TEXT \.\.\. +tolerance: .*; precision: the model \(geglu_mlp\)"
+
 # Bad input: exit 2, one line saying what is wrong, no file written.
 bad() {  # bad NAME MESSAGE ARGS...
   local name=$1 message=$2

@@ -2,11 +2,13 @@
 // and the Markdown, JSON and SVG renderings a person reads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "generators/errors.h"
+#include "generators/schema.h"
 #include "harness/reports/svg_heatmap.h"
 #include "harness/reports/sweep.h"
 #include "harness/kernel_info.h"
@@ -283,6 +285,145 @@ TEST(SweepTest, ErrorOverBoundIsTheLargestRowOfTheTensor) {
   const SweepResult ok = run_sweep_grid(dh0_spec("tiled", "error_over_bound:dh0"));
   ASSERT_EQ(ok.at(0, 0).kind, SweepCell::Kind::number);
   EXPECT_LE(ok.at(0, 0).value, 1);
+}
+
+// The fixed parameters of a one-cell sweep as "name=value ..." in the order shown.
+std::string fixed_of(const SweepSpec& spec) {
+  std::string out;
+  for (const auto& [name, value] : run_sweep_grid(spec).fixed)
+    out += (out.empty() ? "" : " ") + name + "=" + value;
+  return out;
+}
+
+// What causal_conv1d's schema declares about its derived axes, as a sweep shows it: the
+// entries of `lengths` that `length` and `tail` set are named by the axis (when there are
+// several sequences), the derived names themselves are never fixed, and `splits` (one
+// entry per sequence) varies with the lengths.
+TEST(SweepTest, FixedNamesTheEntriesOfAListADerivedAxisSets) {
+  SweepSpec spec = dh0_spec("tiled", "verdict");
+  spec.x = axis("W=2");
+  const std::string common = "dtype=float64 seed=0 distribution=normal layout=packed";
+  const std::string rest =
+      "initial_state=true D=32 num_cores=48 activation=none bias=true final_state_grad=false";
+
+  spec.y = axis("tail=5");
+  spec.set.push_back("lengths=1,7");
+  spec.set.push_back("splits=1,2");
+  EXPECT_EQ(fixed_of(spec), common + " lengths=1,tail " + rest);
+  spec.y = axis("length=5");
+  EXPECT_EQ(fixed_of(spec), common + " lengths=length,length " + rest);
+  spec.y = axis("lengths=3,4");
+  EXPECT_EQ(fixed_of(spec), common + " " + rest);
+  // Both derived axes: `length` sets every entry, then `tail` the last (declaration order).
+  spec.x = axis("tail=3");
+  spec.y = axis("length=5");
+  spec.set.push_back("lengths=1,2,3");
+  spec.set.push_back("splits=1,1,1");
+  EXPECT_EQ(fixed_of(spec), "dtype=float64 seed=0 distribution=normal W=4 layout=packed "
+                            "lengths=length,length,tail " + rest);
+  // One sequence: the axis says it all.
+  spec.x = axis("W=2");
+  spec.set = {"num_cores=48", "initial_state=true", "final_state_grad=false", "dtype=float64"};
+  spec.y = axis("length=5");
+  EXPECT_EQ(fixed_of(spec), common + " " + rest);
+  spec.y = axis("tail=5");
+  EXPECT_EQ(fixed_of(spec), common + " " + rest);
+  // No axis over the lengths: they and the splits are fixed as they are.
+  spec.y = axis("D=32");
+  spec.set.push_back("lengths=2,6");
+  spec.set.push_back("splits=1,3");
+  EXPECT_EQ(fixed_of(spec),
+            common + " lengths=2,6 splits=1,3 initial_state=true num_cores=48 activation=none "
+                     "bias=true final_state_grad=false");
+}
+
+// A kernel of blocks whose derived axes are named unlike any real kernel's: `width` sets
+// every entry of `widths`, `head` the first, `spread` some (without saying which), `deep`
+// a plain integer; `offsets` has one entry per block. What a sweep shows as fixed comes
+// from these declarations alone.
+Schema blocks_schema() {
+  Schema s;
+  s.kernel = "blocks";
+  ParamSpec depth = param_spec("depth", ParamType::integer, "a size", int64_t{1});
+  depth.default_value = int64_t{3};
+  depth.static_bounds = {1, 64};
+  ParamSpec widths = param_spec("widths", ParamType::integers, "width of each block",
+                                std::vector<int64_t>{1});
+  widths.default_value = std::vector<int64_t>{2, 3, 5};
+  widths.static_bounds = {1, 1024};
+  widths.list.min_count = 1;
+  ParamSpec offsets = param_spec("offsets", ParamType::integers, "offset of each block",
+                                 std::vector<int64_t>{});
+  offsets.default_value = std::vector<int64_t>{1, 1, 1};
+  offsets.depends_on = {"widths"};
+  offsets.static_bounds = {0, 1024};
+  offsets.list.same_count_as = "widths";
+  offsets.list.may_be_empty = true;
+  s.params = {depth, widths, offsets};
+
+  // Sets the given entries of `widths` (all of them when `which` is empty).
+  const auto set_widths = [](std::vector<size_t> which) {
+    return [which](Case& c, const std::string& text) {
+      auto w = c.integers("widths");
+      for (size_t i = 0; i < w.size(); ++i)
+        if (which.empty() || std::find(which.begin(), which.end(), i) != which.end())
+          w[i] = std::stoll(text);
+      c.set("widths", w);
+    };
+  };
+  const auto first_width = [](const Case& c) { return std::to_string(c.integers("widths")[0]); };
+  s.derived = {
+      {"width", "every block's width", {"widths"}, set_widths({}), first_width,
+       ListEntries::all("widths")},
+      {"head", "the first block's width", {"widths"}, set_widths({0}), first_width,
+       ListEntries{"widths", [](const Case&) { return std::vector<size_t>{0}; }}},
+      {"spread", "the widths of the later blocks", {"widths"}, set_widths({1, 2}), first_width,
+       std::nullopt},
+      {"deep", "twice the depth", {"depth"},
+       [](Case& c, const std::string& text) { c.set("depth", 2 * std::stoll(text)); },
+       [](const Case& c) { return std::to_string(c.integer("depth") / 2); }},
+  };
+  return s;
+}
+
+// fixed_parameters() of a sweep of blocks_schema() along x and y, as "name=value ...".
+std::string blocks_fixed(const std::string& x, const std::string& y,
+                         const std::vector<int64_t>& widths = {2, 3, 5}) {
+  static const Schema schema = blocks_schema();
+  Case base;
+  base = default_case(schema, base);
+  base.set("widths", widths);
+  base.set("offsets", std::vector<int64_t>(widths.size(), 1));
+  SweepSpec spec;
+  spec.kernel = schema.kernel;
+  spec.x = Axis{x, {"4"}};
+  spec.y = Axis{y, {"4"}};
+  std::string out;
+  for (const auto& [name, value] : fixed_parameters(schema, spec, base))
+    out += (out.empty() ? "" : " ") + name + "=" + value;
+  return out;
+}
+
+TEST(SweepTest, FixedReadsWhatADerivedAxisSetsFromTheSchema) {
+  const std::string common = "dtype=float32 seed=0 distribution=normal";
+  // Nothing derived swept: every parameter as it is, no derived name.
+  EXPECT_EQ(blocks_fixed("seed", "dtype"),
+            "distribution=normal depth=3 widths=2,3,5 offsets=1,1,1");
+  // The entries the axis sets are named by it; the list that follows widths varies.
+  EXPECT_EQ(blocks_fixed("head", "depth"), common + " widths=head,3,5");
+  EXPECT_EQ(blocks_fixed("width", "depth"), common + " widths=width,width,width");
+  // Two derived axes on one list: in the schema's order, `head` after `width`.
+  EXPECT_EQ(blocks_fixed("head", "width"), common + " depth=3 widths=head,width,width");
+  // The list swept itself: neither it nor the list that follows it is fixed.
+  EXPECT_EQ(blocks_fixed("widths", "depth"), common);
+  // One block: the axis says it all.
+  EXPECT_EQ(blocks_fixed("head", "depth", {7}), common);
+  // A derived axis that does not say which entries it sets: the list is not shown.
+  EXPECT_EQ(blocks_fixed("spread", "depth"), common);
+  EXPECT_EQ(blocks_fixed("spread", "head"), common + " depth=3");
+  // A derived axis that sets an integer: that integer varies.
+  EXPECT_EQ(blocks_fixed("deep", "seed"),
+            "dtype=float32 distribution=normal widths=2,3,5 offsets=1,1,1");
 }
 
 TEST(SweepTest, NumberLabels) {
