@@ -6,6 +6,7 @@
 #                       real findings only (no float64 refusal reported as a defect)
 #   fla-1141            fla at 4bd2a5cf, the parent of fix a252c17d (#1141), every property
 #   liger               Liger-Kernel's GEGLU (LigerGELUMulFunction) at its head
+# RUNS="fla-1141 liger" picks some; SHRINK_SECONDS (120) bounds each shrink.
 # Logs and summary.txt go to $RESULTS (default build-gpu/adapters); findings to its corpus,
 # which starts as a copy of corpus/upstream (known findings are counted, not hunted).
 #
@@ -18,7 +19,8 @@ RESULTS=${RESULTS:-$root/build-gpu/adapters}
 CASES=${CASES:-300}
 BOX=${BOX:-300}
 mkdir -p "$RESULTS"
-RESULTS=$RESULTS/build KERNELS="fla liger" scripts/gpu.sh build >"$RESULTS/build.txt" 2>&1
+[ -x build-gpu/kprop ] ||
+  RESULTS=$RESULTS/build KERNELS="fla liger" scripts/gpu.sh build >"$RESULTS/build.txt" 2>&1
 PY=${PYTHON:-$(command -v python3)}
 [ -x /opt/torch/.venv/bin/python3 ] && PY=${PYTHON:-/opt/torch/.venv/bin/python3}
 export PYTHONPATH=$root/build-gpu/python:$root/examples/upstream
@@ -34,13 +36,17 @@ run() {  # NAME ENV... -- kprop arguments
   ( env "${envs[@]}" timeout -s INT -k 30 "$BOX" "$PY" -m kprop "$@" >"$RESULTS/$name.log" 2>&1
     echo "exit $?" >>"$RESULTS/$name.log" ) &
 }
+RUNS=" ${RUNS:-fla-head-seed0 fla-head-seed1 fla-1141 liger} "
 fla=(check causal_conv1d --import kprop_fla --impl fla::causal_conv1d --device cuda
-     --cases "$CASES" --corpus "$RESULTS/corpus" --shrink-seconds 120)
-run fla-head-seed0 FLA_SRC="${FLA_HEAD:-$root/.upstream/fla-head}" -- "${fla[@]}" --seed 0
-run fla-head-seed1 FLA_SRC="${FLA_HEAD:-$root/.upstream/fla-head}" -- "${fla[@]}" --seed 1
-run fla-1141 FLA_SRC="${FLA_1141:-$root/.upstream/fla-4bd2a5cf}" -- "${fla[@]}" --seed 0 \
-  --corpus "$RESULTS/corpus-1141"
-run liger LIGER_SRC="${LIGER_SRC:-$root/.upstream/Liger-Kernel}" -- check geglu \
+     --cases "$CASES" --shrink-seconds "${SHRINK_SECONDS:-120}")
+want() { [[ "$RUNS" == *" $1 "* ]]; }
+head=FLA_SRC="${FLA_HEAD:-$root/.upstream/fla-head}"
+want fla-head-seed0 && run fla-head-seed0 "$head" -- "${fla[@]}" --corpus "$RESULTS/corpus" --seed 0
+want fla-head-seed1 && run fla-head-seed1 "$head" -- "${fla[@]}" --corpus "$RESULTS/corpus" --seed 1
+# From an empty corpus: the bug of #1141's fix must be what it finds first.
+want fla-1141 && run fla-1141 FLA_SRC="${FLA_1141:-$root/.upstream/fla-4bd2a5cf}" -- "${fla[@]}" \
+  --seed 0 --corpus "$RESULTS/corpus-1141"
+want liger && run liger LIGER_SRC="${LIGER_SRC:-$root/.upstream/Liger-Kernel}" -- check geglu \
   --import kprop_liger --impl liger::geglu --device cuda --cases "$CASES" \
   --corpus "$RESULTS/corpus"
 wait
