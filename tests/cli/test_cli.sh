@@ -91,6 +91,24 @@ dupes=$(grep -h '"identity":' "$tmp"/corpus/causal_conv1d/*.json | sort | uniq -
 # Machine-readable output parses as JSON.
 expect 0 ' +"as_recorded": true,?' "$kprop" replay "$good" --json
 
+# A case whose inputs no longer rebuild as recorded (its fingerprint differs) is CHANGED,
+# exit 1, naming both fingerprints, even where every verdict is still as expected: a
+# recorded fingerprint that does not match, then another seed (other inputs).
+recorded=$(sed -n 's/^ *"inputs_fingerprint": "\(fnv1a64:[0-9a-f]*\)",\{0,1\}$/\1/p' "$good")
+[ -n "$recorded" ] || fail "no inputs_fingerprint in $good"
+expect 1 "  ! inputs rebuilt from the seed differ: $(re "$recorded") \(recorded fnv1a64:0123456789abcdef\)" \
+  "$kprop" replay "$(variant fingerprint 's/"inputs_fingerprint": "[^"]*"/"inputs_fingerprint": "fnv1a64:0123456789abcdef"/')"
+also "$T/fingerprint\.json CHANGED"
+also "  tiled@clamped +fail +expected fail +ok"
+never ".*MISMATCH"
+never "$T/fingerprint\.json as recorded"
+expect 1 ' +"fingerprint_matches": false,?' "$kprop" replay "$tmp/fingerprint.json" --json
+also ' +"as_recorded": false,?'
+expect 1 "  ! inputs rebuilt from the seed differ: fnv1a64:[0-9a-f]{16} \(recorded $(re "$recorded")\)" \
+  "$kprop" replay "$(variant reseeded '0,/"seed": [0-9]*/s//"seed": 1/')"
+also "$T/reseeded\.json CHANGED"
+never ".*MISMATCH"
+
 # --set pins a parameter in every case, never shrunk; an unknown one is named.
 expect 0 "PASS: no new counterexample in 50 cases" "$kprop" check --set W=3 --cases 50 --no-corpus
 also "kprop check causal_conv1d --impl tiled --seed 0: 50 cases over .+"

@@ -65,9 +65,17 @@ run exit 1 "$kprop" check scaled_tanh --impl exit_wide::scaled_tanh --no-corpus 
 line exit out "defect: scaled_tanh/exit_wide::scaled_tanh/exit (code 3)"
 line exit out "exited with code 3"
 
-# --- hang: timed out within the limit, as a failure, shrunk like the crash.
+# --- hang: timed out within the limit, as a failure. First one case that hangs (16
+# columns), unshrunk, under a 0.2 s limit: the verdict comes in about a second, and a run
+# that does not notice the hang itself is killed after 15 s (not the 120 s every run gets).
+run_limit=15 run hang_one 1 "$kprop" check scaled_tanh --impl hang_wide::scaled_tanh --no-corpus \
+  --property vs_reference --set cols=16 --cases 1 --case-timeout 0.2 --shrink-seconds 0 "${plugins[@]}"
+line_like hang_one out "FAIL after 1 cases \($timing\): scaled_tanh/hang_wide::scaled_tanh/vs_reference/hang \(timeout\)"
+line_like hang_one out "defect: scaled_tanh/hang_wide::scaled_tanh/hang \(timeout\)( \{.*\})?"
+line hang_one out "timed out after 0.2 s"
+# Then shrunk like the crash (about 10 s; killed after 45 s).
 start=$(date +%s)
-run hang 1 "$kprop" check scaled_tanh --impl hang_wide::scaled_tanh --no-corpus --case-timeout 1 \
+run_limit=45 run hang 1 "$kprop" check scaled_tanh --impl hang_wide::scaled_tanh --no-corpus --case-timeout 1 \
   --shrink-seconds 20 "${plugins[@]}"
 elapsed=$(($(date +%s) - start))
 line_like hang out "FAIL after [0-9]+ cases \($timing\): scaled_tanh/hang_wide::scaled_tanh/[a-z_]+/hang \(timeout\)"

@@ -3,6 +3,8 @@
 // the expected shape; the correct tiling and the merged fix do not show them.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <optional>
 #include <set>
 
 #include "generators/shrink.h"
@@ -69,6 +71,31 @@ void expect_fixed_by_next_state(const KnownDefect& d, const Failure& f) {
   EXPECT_TRUE(before.shows(f.symptom)) << text << ": " << before.signature();
 }
 
+// What localization promises (README "Localize", harness/runner.h), stated again here:
+// the first call of the failing property (its calls(), each a case of its own) that fails
+// vs_reference on its own; none when the property is vs_reference or only the relation
+// fails.
+std::optional<Case> first_failing_call(const Case& found) {
+  if (found.property == kDirectProperty) return std::nullopt;
+  for (Case call : find_property(found.property).calls(conv(), found)) {
+    call.property = kDirectProperty;
+    if (!validate(conv().schema(), call).empty()) continue;
+    if (evaluate(call).failed()) return call;
+  }
+  return std::nullopt;
+}
+
+// A kept failure was localized: where a call of the property that found it fails on its
+// own, the kept case and its verdict are vs_reference's (the same corpus entry as the
+// defect seen directly); otherwise the property's own.
+void expect_localized(const Failure& f) {
+  const auto call = first_failing_call(f.found);
+  const std::string kept = call ? kDirectProperty : f.found.property;
+  EXPECT_EQ(f.minimal().property, kept)
+      << "found by " << f.found.property << ": " << summary(conv().schema(), f.found);
+  EXPECT_EQ(f.verdict().property, kept) << f.verdict().signature();
+}
+
 struct Target {
   std::string defect, impl;
 };
@@ -88,6 +115,8 @@ TEST_P(KnownDefectIsFound, FromSeveralSeedsAndShrunkToMinimal) {
         hunt(options_for(*it, GetParam().impl, seed), [&](const Failure& f) { return shows(*it, f); });
     ASSERT_TRUE(h.match) << it->name << " not found in " << kCases << " cases; met "
                          << h.others.size() << " other failures";
+    EXPECT_EQ(h.match->found.property, it->property);
+    expect_localized(*h.match);
     expect_one_minimal(*h.match);
     expect_fixed_by_next_state(*it, *h.match);
   }
@@ -106,6 +135,68 @@ std::string target_name(const testing::TestParamInfo<Target>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Causal1d, KnownDefectIsFound, testing::ValuesIn(targets()),
                          target_name);
+
+// Localization in process: a failure of a metamorphic property is kept as the first of
+// its calls that fails vs_reference on its own: without shrinking, the kept case is that
+// call itself, its verdict vs_reference's, showing the symptom it is kept for.
+struct Relation {
+  std::string property, impl;
+  std::map<std::string, ParamValue> fixed;
+  int64_t call;  // which of the property's calls fails first (0: the case itself)
+};
+
+void PrintTo(const Relation& r, std::ostream* os) { *os << r.property << " on " << r.impl; }
+
+class MetamorphicFailure : public testing::TestWithParam<Relation> {};
+
+TEST_P(MetamorphicFailure, IsKeptAsTheFirstCallThatFailsOnItsOwn) {
+  const Relation& rel = GetParam();
+  SearchOptions o;
+  o.kernel = "causal_conv1d";
+  o.impl = rel.impl;
+  o.properties = {rel.property};
+  o.fixed = rel.fixed;
+  o.cases = 500;
+  o.seed = kSeeds[0];
+  o.shrink = false;
+  const SearchResult r = search(o);
+  ASSERT_TRUE(r.failure) << rel.impl << " passed " << o.cases << " cases of " << rel.property;
+  const Failure& f = *r.failure;
+  const std::string text = summary(conv().schema(), f.found);
+  EXPECT_EQ(f.found.property, rel.property);
+  const auto calls = find_property(rel.property).calls(conv(), f.found);
+  const auto call = first_failing_call(f.found);
+  ASSERT_TRUE(call) << "no call of " << text << " fails on its own";
+  ASSERT_LT(rel.call, static_cast<int64_t>(calls.size())) << text;
+  Case expected = calls[static_cast<size_t>(rel.call)];
+  expected.property = kDirectProperty;
+  EXPECT_EQ(*call, expected) << "the first failing call is not call " << rel.call << " of " << text;
+  ASSERT_TRUE(f.shrunk) << "kept as found (" << f.found.property << "), not localized: " << text;
+  EXPECT_EQ(f.minimal(), *call) << "kept:\n" << format_case(f.minimal()) << "want:\n"
+                                << format_case(*call);
+  EXPECT_EQ(f.verdict().property, kDirectProperty) << f.verdict().signature();
+  EXPECT_EQ(f.verdict().impl, rel.impl);
+  EXPECT_TRUE(f.verdict().failed());
+  EXPECT_TRUE(f.verdict().shows(f.symptom)) << f.symptom << " / " << f.verdict().signature();
+  EXPECT_EQ(f.verdict().signature().rfind("causal_conv1d/" + rel.impl + "/vs_reference/", 0), 0u)
+      << f.verdict().signature();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Causal1d, MetamorphicFailure,
+    testing::Values(
+        // The packed call itself leaks the next sequence's dy into dw.
+        Relation{"packed", "tiled@clamped", {}, 0},
+        // One core gives the widest tiles (no over-count); the retiled call, 48 cores,
+        // has BT < W and over-counts dh0: the second call is the one kept.
+        Relation{"cores", "tiled@original",
+                 {{"num_cores", int64_t{1}}, {"initial_state", true},
+                  {"layout", std::string("dense")}},
+                 1},
+        // Here the whole case passes vs_reference and the first part of its split fails:
+        // that part is the one kept.
+        Relation{"chunked", "tiled@original", {}, 1}),
+    [](const auto& info) { return info.param.property + "_" + std::to_string(info.index); });
 
 // The shapes the bug reports describe, asserted on what the search shrinks to.
 

@@ -5,12 +5,14 @@ tests/python/test_python_isolation.sh (as tests/plugins/misbehaving.cpp does in 
     py_raise_5th::causal_conv1d    raises on the 5th forward call of the process
     py_exit_wide::causal_conv1d    os._exit(3) when W >= 3
     py_segv_wide::causal_conv1d    reads address 0 through ctypes when W >= 3: SIGSEGV
+    py_hang_wide::causal_conv1d    sleeps forever when W >= 3 (a hang: --case-timeout ends it)
     py_cuda_wide::causal_conv1d    as a CUDA illegal address does: when W >= 3 it raises
                                    "CUDA error: an illegal memory access ...", and so does
                                    every later call of the process (the context is poisoned)
 """
 import ctypes
 import os
+import time
 
 import causal_conv1d_ops as ops
 
@@ -32,6 +34,9 @@ def misbehaving(how, when):
                 os._exit(3)
             if how == "segv":
                 ctypes.string_at(0)
+            if how == "hang":
+                while True:
+                    time.sleep(3600)
             if how == "cuda":
                 poisoned = True
                 raise RuntimeError(ILLEGAL_ADDRESS)
@@ -41,4 +46,4 @@ def misbehaving(how, when):
 
 _libraries = [ops.register(f"py_{how}_{when}", misbehaving(how, when), ops.backward)
               for how, when in [("raise", "wide"), ("raise", "5th"), ("exit", "wide"),
-                                ("segv", "wide"), ("cuda", "wide")]]
+                                ("segv", "wide"), ("cuda", "wide"), ("hang", "wide")]]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Isolation of Python kernels (tests/python/misbehaving_ops.py): under the Python entry the
-# worker is the Python entry again, so a kernel that raises, calls os._exit or segfaults is
-# a failure with its reason, shrunk and kept, and kprop's run goes on. Exact lines;
+# worker is the Python entry again, so a kernel that raises, calls os._exit, segfaults or
+# hangs is a failure with its reason, shrunk and kept, and kprop's run goes on. Exact lines;
 # timings by pattern.
 #   test_python_isolation.sh PYTHON PYTHON_DIR SOURCE_DIR
 set -u
@@ -15,7 +15,7 @@ mod=(--import misbehaving_ops)
 run raise 1 "${py[@]}" check causal_conv1d --impl py_raise_wide::causal_conv1d --no-corpus "${mod[@]}"
 line_like raise out "FAIL after [0-9]+ cases \($timing\): causal_conv1d/py_raise_wide::causal_conv1d/[a-z_]+/exception"
 line raise out "defect: causal_conv1d/py_raise_wide::causal_conv1d/exception"
-line raise out "raised: ValueError: py_raise_wide: W = 3 is too wide for me (raised at misbehaving_ops.py:30 in forward)"
+line raise out "raised: ValueError: py_raise_wide: W = 3 is too wide for me (raised at misbehaving_ops.py:32 in forward)"
 line raise out "  W                  3"
 # The same in kprop's own process (--no-isolation): still a failure.
 run raise_here 1 "${py[@]}" check causal_conv1d --impl py_raise_wide::causal_conv1d --no-corpus --no-isolation "${mod[@]}"
@@ -29,7 +29,7 @@ line_like raise5 out "FAIL after [0-9]+ cases \($timing\): causal_conv1d/py_rais
 # ends at W = 3 (with one worker throughout, every smaller case would fail as well).
 run cuda 1 "${py[@]}" check causal_conv1d --impl py_cuda_wide::causal_conv1d --no-corpus "${mod[@]}"
 line cuda out "defect: causal_conv1d/py_cuda_wide::causal_conv1d/exception"
-line cuda out "raised: RuntimeError: CUDA error: an illegal memory access was encountered (raised at misbehaving_ops.py:37 in forward)"
+line cuda out "raised: RuntimeError: CUDA error: an illegal memory access was encountered (raised at misbehaving_ops.py:42 in forward)"
 line cuda out "  W                  3"
 
 # --- os._exit(3): the worker's exit code is the reason.
@@ -37,6 +37,19 @@ run exit 1 "${py[@]}" check causal_conv1d --impl py_exit_wide::causal_conv1d --n
 line exit out "defect: causal_conv1d/py_exit_wide::causal_conv1d/exit (code 3)"
 line exit out "exited with code 3"
 line exit out "  W                  3"
+
+# --- a hang (time.sleep): the worker is killed at the per-case limit and the case is a
+# failure, "hang (timeout)". W pinned to 3 (every call hangs), one case, no shrinking
+# (each hanging step would cost a fresh Python worker): the verdict in a few seconds, and
+# a run that does not notice the hang itself is killed after 30 s, not 120.
+start=$(date +%s)
+run_limit=30 run hang 1 "${py[@]}" check causal_conv1d --impl py_hang_wide::causal_conv1d --no-corpus \
+  --property vs_reference --set W=3 --cases 1 --case-timeout 0.5 --shrink-seconds 0 "${mod[@]}"
+elapsed=$(($(date +%s) - start))
+line_like hang out "FAIL after 1 cases \($timing\): causal_conv1d/py_hang_wide::causal_conv1d/vs_reference/hang \(timeout\)"
+line_like hang out "defect: causal_conv1d/py_hang_wide::causal_conv1d/hang \(timeout\)( \{.*\})?"
+line hang out "timed out after 0.5 s"
+[ "$elapsed" -le 20 ] || fail "the Python hang took $elapsed s with a 0.5 s limit per case"
 
 # --- a segfault: a failure named by its signal, shrunk, kept, replayed in a Python worker.
 corpus=$tmp/corpus
