@@ -168,7 +168,7 @@ int run_check(const CheckOptions& o) {
       std::find(props.begin(), props.end(), "gradient") != props.end())
     fmt::print("{} takes no float64: gradient checks its backward in {} against the float64 "
                "reference's gradient, within the derived bound\n",
-               options.impl, to_string(taken_dtype(Case{options.kernel, options.impl}, DType::float64)));
+               options.impl, to_string(takes->dtypes.front()));
   for (const auto& path : stale)
     fmt::print(stderr, "kprop: removed {} (left by a writer that was killed)\n", path);
   ProgressLine progress(o.cases);

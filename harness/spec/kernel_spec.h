@@ -126,6 +126,11 @@ struct ImplementationSpec {
   std::string about;
   OpFunction forward, backward;
   std::optional<Takes> takes;  // what it takes (harness/takes.h); default: every case
+
+  ImplementationSpec(std::string name, std::string about, OpFunction forward, OpFunction backward,
+                     std::optional<Takes> takes = std::nullopt)
+      : name(std::move(name)), about(std::move(about)), forward(std::move(forward)),
+        backward(std::move(backward)), takes(std::move(takes)) {}
 };
 
 struct KernelSpec {
