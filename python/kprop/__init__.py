@@ -25,7 +25,7 @@ import sys
 import torch  # noqa: F401
 
 from . import _kprop
-from .implementations import implementation, takes
+from .implementations import dtype_name, implementation, takes
 from .kernel import Kernel, choice, elementwise, flag, integer, sum_over, tensor
 from .results import CheckResult, Finding
 
@@ -92,7 +92,7 @@ def check(kernel=None, impl=None, *, cases=None, seed=None, properties=(), dtype
     if seed is not None:
         args += ["--seed", str(seed)]
     args += _options("--property", properties)
-    args += _options("--dtype", [str(d).replace("torch.", "") for d in dtypes])
+    args += _options("--dtype", [dtype_name(d) for d in dtypes])
     args += _options("--set", [f"{k}={_text(v)}" for k, v in (set or {}).items()])
     args += _options("--limit", [f"{k}={v}" for k, v in (limits or {}).items()])
     args += ["--corpus", str(corpus)] if corpus else ["--no-corpus"]

@@ -39,9 +39,11 @@ class _Signature:
         self.backward_args = [a.name for a in bwd.arguments]
         self.forward_returns = [r.name for r in fwd.returns]
         self.backward_returns = [r.name for r in bwd.returns]
-        # The forward's tensor arguments that have a gradient among the backward's returns.
+        # The forward's tensor arguments that have a gradient among the backward's returns,
+        # and for each backward return the argument it is the gradient of.
         self.differentiable = [a.name for a in fwd.arguments
                                if _tensor_type(a) and self._gradient_return(a.name) is not None]
+        self.gradient_of = {self._gradient_return(a): a for a in self.differentiable}
 
     def _gradient_return(self, argument):
         t = _by_name(self.inputs, argument)
@@ -128,7 +130,7 @@ def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None,
         like = next(a for a in args if isinstance(a, torch.Tensor))
         out = []
         for r in sig.backward_returns:
-            argument = next((a for a in sig.differentiable if sig._gradient_return(a) == r), None)
+            argument = sig.gradient_of.get(r)
             g = by_input.get(argument)
             if g is None and argument in leaves:
                 g = torch.zeros_like(leaves[argument])
@@ -158,7 +160,7 @@ def takes(kernel, impl, *, dtypes=None, devices=None, accepts=None, choices=None
     """Declares what implementation ``impl`` (``NS::kernel``, however it was registered)
     takes; ``implementation()``'s keywords. A bad declaration raises ValueError naming the
     kernel, the implementation and the field."""
-    _kprop.declare_takes(kernel, impl, [_dtype_name(d) for d in (dtypes or [])],
+    _kprop.declare_takes(kernel, impl, [dtype_name(d) for d in (dtypes or [])],
                          list(devices or []), {k: tuple(v) for k, v in (accepts or {}).items()},
                          {k: list(v) for k, v in (choices or {}).items()}, dict(flags or {}))
 
@@ -167,7 +169,8 @@ _DTYPES = {torch.float64: "float64", torch.float32: "float32", torch.bfloat16: "
            torch.float16: "float16"}
 
 
-def _dtype_name(d):
+def dtype_name(d):
+    """kprop's name of a dtype: a torch dtype or a name as kprop writes it."""
     if isinstance(d, str):
         return d
     if d not in _DTYPES:

@@ -20,6 +20,7 @@ outputs (a tensor, a tuple in ``outputs`` order, or a dict); its backward is aut
 The operator schemas are derived: ``kprop.schemas(name)``.
 """
 from . import _kprop
+from .implementations import dtype_name
 
 
 def integer(name, lo, hi, *, meaning=None, simplest=None, default=None, edges=(),
@@ -73,7 +74,7 @@ class Kernel:
         if properties is not None:
             description["properties"] = list(properties)
         if dtypes is not None:
-            description["dtypes"] = [str(d).replace("torch.", "") for d in dtypes]
+            description["dtypes"] = [dtype_name(d) for d in dtypes]
         if not _kprop.register_kernel(description):
             raise ValueError(f"kernel {name} is registered already")
         self.name = name
