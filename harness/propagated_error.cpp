@@ -1,6 +1,9 @@
 #include "harness/propagated_error.h"
 
 #include <cmath>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include "harness/tolerance.h"
 
@@ -91,6 +94,24 @@ Bounded rounded(const Bounded& x, double u) {
   const auto m = x.value.abs();
   if (x.is_exact()) return {x.value, u * m, u * m};
   return {x.value, x.worst + u * (m + x.worst), x.typical + u * m};
+}
+
+double matmul_accumulation(at::ScalarType dtype, const c10::Device& device) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, std::string>, double> probed;
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_pair(static_cast<int>(dtype), device.str());
+  if (auto it = probed.find(key); it != probed.end()) return it->second;
+  double u = unit_roundoff(at::kFloat);
+  if (unit_roundoff(dtype) > u) {
+    // 2^(t+1) ones: the running sum passes 2^t, where the dtype's spacing becomes 2.
+    const int64_t k = int64_t{2} << static_cast<int>(std::lround(-std::log2(unit_roundoff(dtype))));
+    const auto options = at::TensorOptions().dtype(dtype).device(device);
+    const double sum = at::mm(at::ones({1, k}, options), at::ones({k, 1}, options)).item<double>();
+    if (sum != static_cast<double>(k)) u = unit_roundoff(dtype);
+  }
+  probed.emplace(key, u);
+  return u;
 }
 
 }  // namespace kprop

@@ -54,6 +54,13 @@ at::Tensor magnitude_matmul(const at::Tensor& a, const at::Tensor& b);
 Bounded matmul_error(const at::Tensor& product, const Bounded& a, const Bounded& b,
                      double u_acc, double u_out, double smallest_normal);
 
+// The unit roundoff ATen's matmul of `dtype` on `device` accumulates with, probed once per
+// process: fp32's when a sum of 2^(t+1) ones (t: the dtype's significand bits) comes out
+// exact, the dtype's own otherwise. Where a bf16 or fp16 matmul accumulates in its own
+// dtype (libtorch 1.13's CPU gemm without AVX-512: 512 bf16 ones sum to 256), an fp32
+// bound would call the framework itself broken.
+double matmul_accumulation(at::ScalarType dtype, const c10::Device& device);
+
 // The sum of `terms` (each with its error), rounded once to unit roundoff u_out.
 Bounded rounded_sum(const at::Tensor& sum, const std::vector<Bounded>& terms, double u_out,
                     double smallest_normal);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 
+#include "harness/propagated_error.h"
 #include "harness/random_tensor.h"
 #include "harness/reports/report_numbers.h"
 #include "harness/tolerance.h"
@@ -322,6 +323,10 @@ PrecisionReport precision_report(const PrecisionModel& model, const PrecisionSet
   r.dtype = setup.dtype;
   r.seed = setup.seed;
   r.device = setup.device.str();
+  const at::ScalarType low = scalar_type(setup.dtype);
+  if (matmul_accumulation(low, setup.device) > unit_roundoff(at::kFloat))
+    r.device += fmt::format(" (its {} matmuls accumulate in {}, not fp32; the bounds say so)",
+                            to_string(setup.dtype), to_string(setup.dtype));
   r.threads = threads > 0 ? threads : at::get_num_threads();
   r.rtols = rtols;
   r.bound_model = model.bound_model();

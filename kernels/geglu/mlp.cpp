@@ -162,11 +162,13 @@ struct Bounds {
   Bounded c, y, dw_down, da, db, dw_gate, dw_up, dx;
 };
 
-Bounds chain_bounds(const Inputs& in, const Chain& exact, at::ScalarType low) {
+// `framework`: where the framework's matmuls run (their accumulation is probed there).
+Bounds chain_bounds(const Inputs& in, const Chain& exact, at::ScalarType low,
+                    const c10::Device& framework) {
   const double u = unit_roundoff(low), u32 = unit_roundoff(at::kFloat);
-  const double tiny = smallest_normal(low);
+  const double u_mm = matmul_accumulation(low, framework), tiny = smallest_normal(low);
   const auto mm = [&](const at::Tensor& product, const Bounded& a, const Bounded& b) {
-    return matmul_error(product, a, b, u32, u, tiny);
+    return matmul_error(product, a, b, u_mm, u, tiny);
   };
   const Bounded x = exact_input(in.x), w_gate = exact_input(in.w_gate),
                 w_up = exact_input(in.w_up), w_down = exact_input(in.w_down),
@@ -275,7 +277,7 @@ class GegluMlp final : public PrecisionModel {
     const Chain exact = chain(setup.reference, in64, s);
     run.seconds.push_back({"float64 chain", lap(clock)});
 
-    const Bounds b = chain_bounds(in64, exact, low);
+    const Bounds b = chain_bounds(in64, exact, low, setup.device);
     const Local own = local_bounds(setup.reference, impl, s, unit_roundoff(low));
     run.seconds.push_back({"bounds", lap(clock)});
 

@@ -15,7 +15,8 @@ tiny=(report precision geglu_mlp --shape batch=1,seq=8 --set hidden=32 --set int
 
 run exact 0 "$kprop" "${tiny[@]}" --impl flat
 line exact out "## Precision of geglu_mlp / flat in bfloat16"
-line exact out "Shape: batch=1,seq=8,hidden=32,intermediate=64,num_cores=48,buffer_bytes=196608; weights unscaled (randn); seed 0; framework ops on cpu. Compared: flat (implementation) vs torch_policy (framework policy) vs reference (float64)."
+# (On a CPU whose bf16 matmuls accumulate in bf16 the device says so: "cpu (its ...)".)
+line_like exact out "Shape: batch=1,seq=8,hidden=32,intermediate=64,num_cores=48,buffer_bytes=196608; weights unscaled \\(randn\\); seed 0; framework ops on cpu( \\(its bfloat16 matmuls accumulate in bfloat16, not fp32; the bounds say so\\))?\\. Compared: flat \\(implementation\\) vs torch_policy \\(framework policy\\) vs reference \\(float64\\)\\."
 line_like exact out '- \*\*y\*\* \(bit_exact\): bit-exact with the framework.s bfloat16 chain \(both within the derived bound of float64, error/bound [0-9.]+\)\.'
 line exact out "The implementation's chain is bit-exact with the framework's in every tensor."
 line exact out "**Bit-exact:** flat follows the framework's bfloat16 rounding policy exactly; a test of this module can compare it with the framework's chain at atol = rtol = 0."
@@ -48,7 +49,7 @@ line_like defect out '\*\*Not rounding:\*\* c \(outside_bound\), .*da \(outside_
 
 # Weights scaled by 1/sqrt(fan_in); an implementation from outside kprop.
 run fan_in 0 "$kprop" "${tiny[@]}" --impl flat@bwd_no_roundtrip --scale fan_in --seed 3
-line fan_in out "Shape: batch=1,seq=8,hidden=32,intermediate=64,num_cores=48,buffer_bytes=196608; weights scaled by 1/√fan_in; seed 3; framework ops on cpu. Compared: flat@bwd_no_roundtrip (implementation) vs torch_policy (framework policy) vs reference (float64)."
+line_like fan_in out "Shape: batch=1,seq=8,hidden=32,intermediate=64,num_cores=48,buffer_bytes=196608; weights scaled by 1/√fan_in; seed 3; framework ops on cpu( \\(its bfloat16 matmuls accumulate in bfloat16, not fp32; the bounds say so\\))?\\. Compared: flat@bwd_no_roundtrip \\(implementation\\) vs torch_policy \\(framework policy\\) vs reference \\(float64\\)\\."
 run outside 0 "$kprop" "${tiny[@]}" --load "$plugin" --impl mine_geglu::geglu
 line outside out "## Precision of geglu_mlp / mine_geglu::geglu in bfloat16"
 
