@@ -175,7 +175,7 @@ bool register_python_kernel(const py::dict& d) {
     return with_gil(what, [&] {
       py::dict kwargs;
       for (const auto& name : input_names) kwargs[py::str(name)] = to_python(a[name]);
-      for (const auto& name : params) kwargs[py::str(name)] = scalar_to_python(a.scalars.at(name));
+      for (const auto& name : params) kwargs[py::str(name)] = scalar_to_python(a.scalar(name));
       return named_results(reference(**kwargs), output_names, what);
     });
   };

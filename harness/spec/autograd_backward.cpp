@@ -15,7 +15,7 @@ NamedTensors autograd_backward(const KernelSpec& spec, const OpFunction& forward
     const at::Tensor t = args[in.name];
     if (!in.differentiable || !t.defined()) continue;
     at::Tensor leaf = t.detach().requires_grad_(true);
-    leaves.tensors.set(in.name, leaf);
+    leaves.set(in.name, leaf);
     names.push_back(in.name);
     wrt.push_back(leaf);
   }

@@ -36,16 +36,29 @@ namespace kprop {
 // The arguments of one operator call by name, as an implementation receives them: tensors
 // under kprop's names ("x", "w", "h0"; cotangents "dy"), other arguments under the
 // schema's names ("num_cores", "activation"). An absent optional tensor is undefined.
+// The names are the operator signature's, resolved once: a call holds only its values (an
+// implementation is called hundreds of times per case by `gradient`).
 class OpArgs {
  public:
-  NamedTensors tensors;
-  std::map<std::string, c10::IValue> scalars;
+  OpArgs() = default;
+  OpArgs(const std::vector<std::string>* names, std::vector<c10::IValue> values)
+      : names_(names), values_(std::move(values)) {}
 
-  at::Tensor operator[](const std::string& name) const { return tensors.get(name); }
-  int64_t integer(const std::string& name) const;
-  double real(const std::string& name) const;
-  bool flag(const std::string& name) const;
-  std::string text(const std::string& name) const;
+  at::Tensor operator[](const std::string& name) const;  // undefined when absent or None
+  const c10::IValue& scalar(const std::string& name) const;  // std::out_of_range if unknown
+  int64_t integer(const std::string& name) const { return scalar(name).toInt(); }
+  double real(const std::string& name) const { return scalar(name).toDouble(); }
+  bool flag(const std::string& name) const { return scalar(name).toBool(); }
+  std::string text(const std::string& name) const { return scalar(name).toStringRef(); }
+  // Sets (or replaces) the argument `name`.
+  void set(const std::string& name, c10::IValue value);
+
+ private:
+  const c10::IValue* find(const std::string& name) const;
+
+  const std::vector<std::string>* names_ = nullptr;  // the signature's, one per value
+  std::vector<c10::IValue> values_;
+  std::vector<std::pair<std::string, c10::IValue>> added_;  // set() beyond the signature
 };
 
 // One side of an implementation: its forward (inputs -> outputs) or its backward (inputs

@@ -66,7 +66,9 @@ OperatorSignature::OperatorSignature(const KernelSpec& spec, const std::string& 
         throw UsageError(fmt::format("{}: argument '{}' is no input{}", where, a.name(),
                                      backward ? " and no output's cotangent" : ""));
       }
-    } else if (!spec.arguments.count(a.name())) {
+    } else if (const auto derived = spec.arguments.find(a.name()); derived != spec.arguments.end()) {
+      arg.derived = &derived->second;
+    } else {
       const ParamSpec* param = spec.schema ? spec.schema->find(a.name()) : nullptr;
       if (!param)
         throw UsageError(fmt::format(
@@ -80,6 +82,7 @@ OperatorSignature::OperatorSignature(const KernelSpec& spec, const std::string& 
         throw UsageError(fmt::format("{}: argument '{}' is {} but the parameter is {}", where,
                                      a.name(), type, to_string(param->type)));
     }
+    names_.push_back(arg.name);
     arguments_.push_back(arg);
   }
   for (const auto& r : parsed.returns()) {
@@ -98,9 +101,7 @@ torch::jit::Stack OperatorSignature::stack_for(const KernelSpec& spec, const Pro
   stack.reserve(arguments_.size());
   for (const auto& a : arguments_) {
     if (a.role == Role::scalar) {
-      const auto derived = spec.arguments.find(a.name);
-      stack.push_back(derived != spec.arguments.end() ? derived->second(p)
-                                                      : parameter_value(p.c, a.name));
+      stack.push_back(a.derived ? (*a.derived)(p) : parameter_value(p.c, a.name));
       continue;
     }
     const at::Tensor t = a.role == Role::input ? p.inputs.get(a.name) : cotangents.get(a.name);
@@ -122,27 +123,46 @@ NamedTensors OperatorSignature::results(const torch::jit::Stack& stack) const {
 }
 
 OpArgs OperatorSignature::pop_arguments(torch::jit::Stack& stack) const {
-  OpArgs args;
-  auto values = torch::jit::pop(stack, arguments_.size());
-  for (size_t i = 0; i < arguments_.size(); ++i) {
-    const auto& a = arguments_[i];
-    if (a.role == Role::scalar)
-      args.scalars[a.name] = std::move(values[i]);
-    else
-      args.tensors.set(a.name, values[i].isTensor() ? values[i].toTensor() : at::Tensor());
-  }
-  return args;
+  return OpArgs(&names_, torch::jit::pop(stack, arguments_.size()));
 }
 
 void OperatorSignature::push_results(const NamedTensors& results, torch::jit::Stack& stack) const {
   for (const auto& name : returns_) stack.emplace_back(results.get(name));
 }
 
-int64_t OpArgs::integer(const std::string& name) const { return scalars.at(name).toInt(); }
-double OpArgs::real(const std::string& name) const { return scalars.at(name).toDouble(); }
-bool OpArgs::flag(const std::string& name) const { return scalars.at(name).toBool(); }
-std::string OpArgs::text(const std::string& name) const {
-  return scalars.at(name).toStringRef();
+const c10::IValue* OpArgs::find(const std::string& name) const {
+  for (const auto& [n, v] : added_)
+    if (n == name) return &v;
+  if (names_)
+    for (size_t i = 0; i < names_->size(); ++i)
+      if ((*names_)[i] == name) return &values_[i];
+  return nullptr;
+}
+
+at::Tensor OpArgs::operator[](const std::string& name) const {
+  const c10::IValue* v = find(name);
+  return v && v->isTensor() ? v->toTensor() : at::Tensor();
+}
+
+const c10::IValue& OpArgs::scalar(const std::string& name) const {
+  const c10::IValue* v = find(name);
+  if (!v) throw std::out_of_range(fmt::format("no operator argument '{}'", name));
+  return *v;
+}
+
+void OpArgs::set(const std::string& name, c10::IValue value) {
+  for (auto& [n, v] : added_)
+    if (n == name) {
+      v = std::move(value);
+      return;
+    }
+  if (names_)
+    for (size_t i = 0; i < names_->size(); ++i)
+      if ((*names_)[i] == name) {
+        values_[i] = std::move(value);
+        return;
+      }
+  added_.emplace_back(name, std::move(value));
 }
 
 }  // namespace kprop

@@ -21,10 +21,13 @@ class OperatorSignature {
     std::string name;     // kprop's name (tensors) or the schema's (scalars)
     std::string type;     // as the schema writes it: "Tensor", "Tensor?", "int", "str", ...
     bool optional = false;
+    // A scalar from the problem (KernelSpec::arguments), else the case parameter `name`.
+    const std::function<c10::IValue(const Problem&)>* derived = nullptr;
   };
 
   // Parses `schema` (the kernel's forward or backward); a name that matches nothing of the
-  // spec is a UsageError naming the kernel, the operator and the argument.
+  // spec is a UsageError naming the kernel, the operator and the argument. `spec` must
+  // outlive the signature (its derived arguments are kept by address).
   OperatorSignature(const KernelSpec& spec, const std::string& schema, bool backward);
 
   const std::string& operator_name() const { return name_; }  // "scaled_tanh_fwd"
@@ -43,6 +46,7 @@ class OperatorSignature {
  private:
   std::string name_;
   std::vector<Argument> arguments_;
+  std::vector<std::string> names_;    // each argument's name, as OpArgs reads them
   std::vector<std::string> returns_;
 };
 

@@ -63,7 +63,10 @@ class SpecKernel final : public KernelInfo {
   explicit SpecKernel(KernelSpec spec)
       : spec_(std::move(spec)),
         forward_(spec_, spec_.forward_schema, false),
-        backward_(spec_, spec_.backward_schema, true) {}
+        backward_(spec_, spec_.backward_schema, true) {
+    for (const auto& in : spec_.inputs)
+      if (in.differentiable) gradients_.emplace_back(&in, grad_name(in.name));
+  }
 
   const KernelSpec& spec() const { return spec_; }
   const OperatorSignature& forward_signature() const { return forward_; }
@@ -110,7 +113,8 @@ class SpecKernel final : public KernelInfo {
     call_boxed(ns + "::" + backward_.operator_name(), stack, backward_.returns().size());
     const NamedTensors all = backward_.results(stack);
     NamedTensors out;  // the gradients of the inputs this problem differentiates
-    for (const auto& name : differentiable_inputs(p)) out.set(grad_name(name), all.get(grad_name(name)));
+    for (const auto& [in, grad] : gradients_)
+      if (is_present(*in, p.c)) out.set(grad, all.get(grad));
     return out;
   }
 
@@ -192,6 +196,8 @@ class SpecKernel final : public KernelInfo {
 
   KernelSpec spec_;
   OperatorSignature forward_, backward_;
+  // Each differentiable input with its gradient's name, named once.
+  std::vector<std::pair<const TensorSpec*, std::string>> gradients_;
 };
 
 // The operator schemas of a spec that declares none (kernel_spec.h says how).
