@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "generators/errors.h"
+#include "generators/shrink.h"
 
 namespace kprop {
 
@@ -32,6 +33,34 @@ ParamSpec param_spec(std::string name, ParamType type, std::string meaning, Para
   p.meaning = std::move(meaning);
   p.simplest = std::move(simplest);
   return p;
+}
+
+ParamSpec flag_param(std::string name, std::string meaning) {
+  return param_spec(std::move(name), ParamType::flag, std::move(meaning), false);
+}
+
+ParamSpec extent(std::string name, std::string meaning, int64_t max, Limit limit) {
+  limit.min = 1;
+  limit.max = max;
+  if (limit.meaning.empty()) limit.meaning = "most " + name + " a case draws";
+  ParamSpec p = param_spec(std::move(name), ParamType::integer, std::move(meaning), int64_t{1});
+  p.within(1, max).drawn({IntOption::just(30, 1), IntOption::just(15, 2),
+                          IntOption::up_to(55, 1, limit.name)});
+  p.limit = std::move(limit);
+  return p;
+}
+
+ParamSpec& ParamSpec::in_blocks_of(int64_t width) {
+  const std::string up_to = limit ? limit->name : "";
+  if (up_to.empty()) throw std::logic_error(name + ": in_blocks_of() needs an extent() with a limit");
+  std::vector<int64_t> edges;
+  for (int64_t blocks : {1, 2, 4})
+    for (int64_t d : {-1, 0, 1}) edges.push_back(blocks * width + d);
+  drawn({IntOption::any_of(50, edges), IntOption::up_to(40, 1, up_to), IntOption::just(10, 1)});
+  shrinking(along_blocks(width));
+  if (limit->meaning == "most " + name + " a case draws")
+    limit->meaning = "most " + name + " of a uniform draw (block edges aside)";
+  return *this;
 }
 
 ListEntries ListEntries::all(std::string list) {

@@ -91,6 +91,13 @@ struct ListRule {
   uint32_t empty_weight = 30, present_weight = 70;
 };
 
+// A knob of the generator, e.g. the typical longest segment; `--limit NAME=N`.
+struct Limit {
+  std::string name;
+  int64_t default_value, min, max;
+  std::string meaning;
+};
+
 struct ParamSpec {
   std::string name;
   ParamType type = ParamType::integer;
@@ -120,6 +127,10 @@ struct ParamSpec {
 
   ListRule list;  // integer lists
 
+  // The limit of the space its draws go up to, declared with it (extent()); a kernel spec
+  // adds it to its schema's limits.
+  std::optional<Limit> limit;
+
   Bounds bounds_in(const Case& c, size_t index) const {
     return bounds ? bounds(c, index) : static_bounds;
   }
@@ -141,10 +152,20 @@ struct ParamSpec {
     return *this;
   }
   ParamSpec& true_in_percent(uint32_t p) { percent_true = p; return *this; }
+  // An extent that a kernel walks in blocks of `width` (a vector width, a tile): half its
+  // draws on the block edges (1, 2 and 4 blocks, each +-1), 40% uniform up to its limit,
+  // 10% one; it shrinks along whole blocks (along_blocks), so a remainder stays one.
+  ParamSpec& in_blocks_of(int64_t width);
 };
 
 // A parameter with its name, type, meaning and simplest value; the rest is filled in after.
 ParamSpec param_spec(std::string name, ParamType type, std::string meaning, ParamValue simplest);
+// A flag, false at its simplest.
+ParamSpec flag_param(std::string name, std::string meaning);
+// The size of a tensor dimension, 1..max, shrinking toward 1: drawn 1 in 30% of draws, 2 in
+// 15%, else uniformly from 1 to `limit` (declared with it: min 1, max `max`; its meaning
+// defaults to "most <name> a case draws").
+ParamSpec extent(std::string name, std::string meaning, int64_t max, Limit limit);
 
 // Entries of an integer list that a derived name sets: every entry, the last one, or any
 // other choice of them. A sweep along the derived name shows the base case's list with
@@ -167,13 +188,6 @@ struct DerivedParam {
   // When what it sets is some entries of a list: which. A sweep along a derived name
   // without it shows none of the parameters the name changes.
   std::optional<ListEntries> sets_entries;
-};
-
-// A knob of the generator, e.g. the typical longest segment; `--limit NAME=N`.
-struct Limit {
-  std::string name;
-  int64_t default_value, min, max;
-  std::string meaning;
 };
 
 class Schema {

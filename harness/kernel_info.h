@@ -55,6 +55,9 @@ struct KnownDefect {
   std::string symptom;             // e.g. "dh0 [sequence shorter than W]" (harness/identity.h)
   // Does a minimal case that shows `symptom` have this defect's shape?
   std::function<bool(const Case& minimal)> shape;
+  // The shape as parameter values, "rows=1 cols=7 bias=false": a kernel spec checks them
+  // against its schema and compiles them into `shape` (the minimal case has exactly these).
+  std::string shape_values;
 
   // Named fields for declarations: defect("bias added twice").in({"toy@bias"})...
   KnownDefect& because(std::string s) { summary = std::move(s); return *this; }
@@ -64,6 +67,7 @@ struct KnownDefect {
   KnownDefect& first_found_by_kprop() { reported_upstream = false; return *this; }
   KnownDefect& shows(std::string s) { symptom = std::move(s); return *this; }
   KnownDefect& when(std::function<bool(const Case&)> f) { shape = std::move(f); return *this; }
+  KnownDefect& when(std::string values) { shape_values = std::move(values); return *this; }
 };
 inline KnownDefect defect(std::string name) {
   KnownDefect d;

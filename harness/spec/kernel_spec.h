@@ -132,6 +132,10 @@ struct Bound {
 struct RegionRule {
   std::string dim;
   std::function<std::string(const Case&, int64_t index)> name;
+
+  // A dimension walked in blocks of `width`: "8-wide blocks" for the whole blocks, then
+  // "last <element>" for its last index and "remainder" for the rest of a partial block.
+  static RegionRule blocks(std::string dim, int64_t width, std::string element);
 };
 
 struct ImplementationSpec {
@@ -147,6 +151,8 @@ struct ImplementationSpec {
 };
 
 struct KernelSpec {
+  explicit KernelSpec(std::string name = "") : name(std::move(name)) {}
+
   std::string name;
   // "<name>_fwd(...) -> ...", "<name>_bwd(...) -> ...". Left empty, both are derived: the
   // inputs (Tensor, or Tensor? when optional) and `operator_params`, returning the outputs;
@@ -155,13 +161,16 @@ struct KernelSpec {
   std::string forward_schema, backward_schema;
   std::vector<std::string> operator_params;
   // The parameters of its cases and the generator's limits: a Schema built elsewhere, or
-  // declared here (`params`, `limits`) and built by compile_spec.
+  // declared here (`params`, `limits` with the limits its extents declare) and built by
+  // compile_spec.
   const Schema* schema = nullptr;
   std::vector<ParamSpec> params;
   std::vector<Limit> limits;
   std::shared_ptr<const Schema> owned_schema;  // set by compile_spec from params
   std::vector<DType> dtypes{DType::float64, DType::float32, DType::bfloat16, DType::float16};
   std::vector<std::string> properties{"gradient", "vs_reference"};
+  // Named dimensions; one that a tensor names and nobody declares is the integer parameter
+  // of that name (param_dim).
   std::vector<Dim> dims;
   std::vector<TensorSpec> inputs, outputs;
   // Operator arguments that are neither tensors of the spec nor case parameters of the
@@ -178,7 +187,7 @@ struct KernelSpec {
   std::vector<RegionRule> regions;
 
   std::vector<ImplementationSpec> implementations;  // besides the reference
-  std::string default_implementation;
+  std::string default_implementation;  // default: the first implementation (or the reference)
   std::vector<KnownDefect> known_defects;
 
   // What does not fit the derivations: each replaces its own part when set.

@@ -4,10 +4,12 @@
 #include <fmt/ranges.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
+#include <sstream>
 
 #include "generators/errors.h"
 #include "harness/random_tensor.h"
@@ -22,6 +24,15 @@ namespace kprop {
 
 Dim param_dim(const std::string& name) {
   return {name, [name](const Case& c) { return c.integer(name); }};
+}
+
+RegionRule RegionRule::blocks(std::string dim, int64_t width, std::string element) {
+  const std::string size = dim, whole = fmt::format("{}-wide blocks", width);
+  return {std::move(dim), [=](const Case& c, int64_t index) -> std::string {
+            const int64_t n = c.integer(size);
+            if (index < n - n % width) return whole;
+            return index == n - 1 ? "last " + element : "remainder";
+          }};
 }
 
 TensorSpec& TensorSpec::when_flag(const std::string& flag) {
@@ -237,6 +248,45 @@ void derive_schemas(KernelSpec& s) {
                   joined(concat(concat(inputs, cotangents), params)), joined(grads));
 }
 
+// A dimension that a tensor names and nobody declares: the integer parameter of its name.
+void derive_dims(KernelSpec& s) {
+  for (const auto* list : {&s.inputs, &s.outputs})
+    for (const auto& t : *list)
+      for (const auto& name : t.dims) {
+        const bool declared = std::any_of(s.dims.begin(), s.dims.end(),
+                                          [&](const Dim& d) { return d.name == name; });
+        const ParamSpec* p = s.schema ? s.schema->find(name) : nullptr;
+        if (!declared && p && p->type == ParamType::integer) s.dims.push_back(param_dim(name));
+      }
+}
+
+// A known defect's shape given as parameter values ("rows=1 cols=7 bias=false"): each a
+// parameter of the schema with a value of its type, compiled into the predicate.
+void compile_defect_shapes(KernelSpec& s) {
+  for (auto& d : s.known_defects) {
+    if (d.shape_values.empty()) continue;
+    std::vector<std::pair<std::string, ParamValue>> values;
+    std::istringstream words(d.shape_values);
+    for (std::string word; words >> word;) {
+      const auto eq = word.find('=');
+      const ParamSpec* p = eq == std::string::npos ? nullptr : s.schema->find(word.substr(0, eq));
+      if (!p)
+        throw UsageError(fmt::format("kernel {}: known defect '{}': when: '{}' is not NAME=VALUE "
+                                     "of a parameter", s.name, d.name, word));
+      try {
+        values.emplace_back(p->name, parse_param(*p, word.substr(eq + 1)));
+      } catch (const std::exception& e) {
+        throw UsageError(fmt::format("kernel {}: known defect '{}': when: {}", s.name, d.name, e.what()));
+      }
+    }
+    d.shape = [values](const Case& c) {
+      for (const auto& [name, v] : values)
+        if (c.params.at(name) != v) return false;
+      return true;
+    };
+  }
+}
+
 // What a declaration must hold before anything is derived from it; names the field.
 void check_spec(const KernelSpec& s) {
   auto fail = [&](const std::string& what) {
@@ -312,11 +362,18 @@ std::unique_ptr<KernelInfo> compile_spec(KernelSpec spec) {
     schema->kernel = spec.name;
     schema->params = spec.params;
     schema->limits = spec.limits;
+    for (const auto& p : spec.params)
+      if (p.limit) schema->limits.push_back(*p.limit);
     spec.owned_schema = schema;
     spec.schema = schema.get();
   }
+  derive_dims(spec);
+  if (spec.default_implementation.empty())
+    spec.default_implementation =
+        spec.implementations.empty() ? kReference : spec.implementations.front().name;
   if (spec.forward_schema.empty() && spec.backward_schema.empty()) derive_schemas(spec);
   check_spec(spec);
+  compile_defect_shapes(spec);
   return std::make_unique<SpecKernel>(std::move(spec));
 }
 

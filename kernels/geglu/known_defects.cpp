@@ -4,15 +4,11 @@
 
 namespace kprop::geglu {
 
-namespace {
-
 // A rounding defect needs nothing but elements: the plain layout. (Its minimal case is
 // mostly one row of one or a few columns, but the element that shows it may lie in a
 // second batch entry: shrinking moves one parameter at a time and cannot trade batch = 2
 // for rows = 2.)
-bool contiguous(const Case& c) { return shape_of(c).layout == Layout::contiguous; }
-
-}  // namespace
+constexpr const char* kContiguous = "layout=contiguous";
 
 std::vector<KnownDefect> known_defects() {
   return {
@@ -21,20 +17,20 @@ std::vector<KnownDefect> known_defects() {
                    "1 + t, the product) is rounded to bfloat16/float16, so 1 + tanh cancels for "
                    "negative a and c, da and db leave the derived bound (outside it: a bug)")
           .in({"flat@gelu_in_dtype"}).hunted_by("policy").first_found_by_kprop().shows("c")
-          .when(contiguous),
+          .when(kContiguous),
       defect("product from the fp32 gelu")
           .because("c = fl(gelu_fp32(a) * b): the product is formed from the unrounded fp32 "
                    "gelu and rounded once, more accurate than the framework, which rounds gelu "
                    "to the input dtype first: c deviates from the policy by an ulp, within the "
                    "derived bound (not a bug)")
           .in({"flat@fp32_product"}).hunted_by("policy").first_found_by_kprop()
-          .shows("c deviates from policy").when(contiguous),
+          .shows("c deviates from policy").when(kContiguous),
       defect("db without the round trip")
           .because("the backward takes db = fl(dc * gelu_fp32(a)) without rounding gelu "
                    "through the input dtype, as the forward did: db deviates from the policy, "
                    "within the derived bound")
           .in({"flat@bwd_no_roundtrip"}).hunted_by("policy").first_found_by_kprop()
-          .shows("db deviates from policy").when(contiguous),
+          .shows("db deviates from policy").when(kContiguous),
       defect("rows read as if contiguous")
           .because("the flatten-1D path reads a[i] and b[i] for element i: right for "
                    "contiguous inputs, but in the fused layout (a and b the halves of one "

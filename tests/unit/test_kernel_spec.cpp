@@ -202,6 +202,103 @@ TEST(KernelSpec, BadDeclarationsNameTheKernelAndTheField) {
             "kernel spec_probe: backward schema: return 'dq' is no input's gradient");
 }
 
+TEST(KernelSpec, UndeclaredDimensionsAreTheIntegerParametersOfTheirName) {
+  KernelSpec k = probe();
+  k.dims.clear();
+  const auto kernel = compile_spec(k);
+  EXPECT_EQ(kernel->materialize(probe_case(5, true)).inputs.get("s").sizes(), (std::vector<int64_t>{5}));
+  const KernelSpec* compiled = spec_of(*kernel);
+  ASSERT_EQ(compiled->dims.size(), 1u);
+  EXPECT_EQ(compiled->dims[0].name, "n");
+  // A flag is no size: naming one is still an undeclared dimension.
+  k.outputs[0].dims = {"with_s"};
+  EXPECT_EQ(usage_error(k), "kernel spec_probe: tensor 'y': dimension 'with_s' is not declared");
+}
+
+TEST(KernelSpec, TheDefaultImplementationIsTheFirstDeclared) {
+  KernelSpec k = probe();
+  k.default_implementation.clear();
+  EXPECT_EQ(compile_spec(k)->default_implementation(), "reference");
+  const OpFunction same = [](const OpArgs& a) { return NamedTensors{{"y", a["x"] * 2}}; };
+  k.implementations = {{"first", "", same, same}, {"second", "", same, same}};
+  EXPECT_EQ(compile_spec(k)->default_implementation(), "first");
+  EXPECT_EQ(find_kernel("scaled_tanh").default_implementation(), "toy");
+}
+
+TEST(KernelSpec, ADefectShapeGivenAsValuesIsCheckedAndCompiled) {
+  KernelSpec k = probe();
+  k.known_defects = {defect("typo").in({"reference"}).when("n=3 with_s=true")};
+  const auto kernel = compile_spec(k);
+  const auto shape = kernel->known_defects()[0].shape;
+  ASSERT_TRUE(shape);
+  EXPECT_TRUE(shape(probe_case(3, true)));
+  EXPECT_FALSE(shape(probe_case(4, true)));
+  EXPECT_FALSE(shape(probe_case(3, false)));
+  k.known_defects = {defect("typo").in({"reference"}).when("m=3")};
+  EXPECT_EQ(usage_error(k), "kernel spec_probe: known defect 'typo': when: 'm=3' is not NAME=VALUE of a parameter");
+  k.known_defects = {defect("typo").in({"reference"}).when("with_s=maybe")};
+  EXPECT_NE(usage_error(k).find("kernel spec_probe: known defect 'typo': when: "), std::string::npos);
+  // scaled_tanh's, as declared: one row of the remainder alone, no bias.
+  Case c = probe_case(1, false);
+  c.params = {{"rows", int64_t{1}}, {"cols", int64_t{7}}, {"bias", false}};
+  EXPECT_TRUE(find_kernel("scaled_tanh").known_defects()[0].shape(c));
+  c.set("rows", int64_t{2});
+  EXPECT_FALSE(find_kernel("scaled_tanh").known_defects()[0].shape(c));
+}
+
+TEST(KernelSpec, BlockRegionsNameWholeBlocksTheRemainderAndTheLastElement) {
+  const RegionRule rule = RegionRule::blocks("cols", 8, "column");
+  Case c;
+  c.set("cols", int64_t{19});
+  EXPECT_EQ(rule.dim, "cols");
+  EXPECT_EQ(rule.name(c, 0), "8-wide blocks");
+  EXPECT_EQ(rule.name(c, 15), "8-wide blocks");
+  EXPECT_EQ(rule.name(c, 16), "remainder");
+  EXPECT_EQ(rule.name(c, 18), "last column");
+  c.set("cols", int64_t{16});
+  EXPECT_EQ(rule.name(c, 15), "8-wide blocks");  // no partial block: no remainder
+}
+
+TEST(KernelSpec, ExtentsDeclareTheirLimitsInTheSchema) {
+  KernelSpec k = probe();
+  k.params[0] = extent("n", "elements", 64, {"max_n", 8});
+  const auto kernel = compile_spec(k);
+  const Schema& schema = kernel->schema();
+  const Limit* limit = schema.find_limit("max_n");
+  ASSERT_NE(limit, nullptr);
+  EXPECT_EQ(limit->default_value, 8);
+  EXPECT_EQ(limit->max, 64);
+  EXPECT_EQ(limit->meaning, "most n a case draws");
+  const auto* max_cols = find_kernel("scaled_tanh").schema().find_limit("max_cols");
+  ASSERT_NE(max_cols, nullptr);
+  EXPECT_EQ(max_cols->default_value, 64);
+  EXPECT_EQ(max_cols->meaning, "most cols of a uniform draw (block edges aside)");
+  // in_blocks_of leans on the block edges and shrinks along whole blocks.
+  const ParamSpec cols = extent("cols", "columns", 4096, {"max_cols", 64}).in_blocks_of(8);
+  const Case none;
+  const CaseSpace space;
+  const auto options = cols.draw(DrawContext{none, space});
+  ASSERT_EQ(options.size(), 3u);
+  EXPECT_EQ(options[0].values, (std::vector<int64_t>{7, 8, 9, 15, 16, 17, 31, 32, 33}));
+  EXPECT_EQ(options[1].hi_limit, "max_cols");
+  EXPECT_EQ(cols.shrinks(19, none, 0).at(1), 3);  // the remainder alone, after 1
+}
+
+TEST(KernelSpec, OpArgsReadTheSignaturesNamesAndSetAddsOrReplaces) {
+  const std::vector<std::string> names{"x", "b", "num_cores"};
+  OpArgs a(&names, {c10::IValue(at::ones({2})), c10::IValue(), c10::IValue(int64_t{48})});
+  EXPECT_TRUE(a["x"].defined());
+  EXPECT_FALSE(a["b"].defined());  // None: an absent optional tensor
+  EXPECT_FALSE(a["dy"].defined());  // no such argument
+  EXPECT_EQ(a.integer("num_cores"), 48);
+  EXPECT_THROW(a.integer("W"), std::out_of_range);
+  a.set("b", at::zeros({2}));
+  a.set("dy", at::full({2}, 3.0));
+  EXPECT_TRUE(a["b"].defined());
+  EXPECT_EQ(a["dy"][0].item<float>(), 3.0f);
+  EXPECT_EQ(names.size(), 3u);  // the signature's names stay as they are
+}
+
 TEST(Takes, ACaseOutsideWhatItTakesIsNotRunAndSaysWhy) {
   declare_takes("scaled_tanh", "toy@bias", Takes{{DType::float32}, {}, {{"cols", {1, 8}}}, {}, {{"bias", true}}});
   Case c;
