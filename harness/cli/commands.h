@@ -88,6 +88,7 @@ struct HuntOptions {
   uint64_t seed = 0;
   int64_t cases = 5000;
   std::string corpus = "corpus";
+  bool no_corpus = false;  // find and shrink, keep nothing
 };
 void add_hunt_command(CLI::App& app, HuntOptions& options);
 int run_hunt(const HuntOptions& options);

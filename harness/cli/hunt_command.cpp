@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/entry.h"
 #include "harness/cli/style.h"
 #include "harness/corpus.h"
 #include "generators/errors.h"
@@ -24,6 +25,7 @@ void add_hunt_command(CLI::App& app, HuntOptions& o) {
   cmd->add_option("--cases", o.cases, "cases per hunt (default: 5000)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000000000}));
   cmd->add_option("--corpus", o.corpus, "corpus folder (default: corpus)");
+  cmd->add_flag("--no-corpus", o.no_corpus, "keep nothing");
   add_common_options(cmd, o.common);
 }
 
@@ -48,8 +50,9 @@ int run_hunt(const HuntOptions& o) {
                      [&](const auto& d) { return d.name == name; }))
       throw UsageError(fmt::format("unknown defect '{}'", name));
 
-  for (const auto& path : prepare_corpus(o.corpus))
-    fmt::print(stderr, "kprop: removed {} (left by a writer that was killed)\n", path);
+  if (!o.no_corpus)
+    for (const auto& path : prepare_corpus(o.corpus))
+      fmt::print(stderr, "kprop: removed {} (left by a writer that was killed)\n", path);
   // An interrupt ends the hunt after the defects found so far (each kept as it is found);
   // a shrink in progress ends with its smallest case, which is kept.
   install_interrupt_handlers();
@@ -94,7 +97,8 @@ int run_hunt(const HuntOptions& o) {
             {"shrink_steps", f.shrunk ? f.shrunk->steps : 0},
             {"found_case", case_to_json(f.found)}};
         const CaseFile file = describe_failure(f, provenance, d.summary);
-        const Kept kept = try_keep(o.corpus, file, slug(d.name) + "--" + slug(impl) + ".json");
+        const Kept kept = o.no_corpus ? Kept{}
+                                      : try_keep(o.corpus, file, slug(d.name) + "--" + slug(impl) + ".json");
         if (!kept.error.empty()) {
           // Not lost: the case file whole, on stdout.
           row["unwritten_case_file"] = to_json(file);
@@ -105,14 +109,15 @@ int run_hunt(const HuntOptions& o) {
         row["minimal"] = case_to_json(f.minimal());
         row["signature"] = f.verdict().signature();
         row["identity"] = f.identity;
-        row["corpus"] = {{"path", kept.path}, {"written", kept.written}};
+        if (!o.no_corpus) row["corpus"] = {{"path", kept.path}, {"written", kept.written}};
         out.push_back(row);
         if (!o.common.json)
-          fmt::print("{} {} on {} after {} cases ({:.2f} s): {}\n  {}\n  {} {}\n", green("FOUND"),
-                     d.name, impl, h.cases, h.seconds, f.identity,
+          fmt::print("{} {} on {} after {} cases ({:.2f} s): {}\n  {}\n{}", green("FOUND"), d.name,
+                     impl, h.cases, h.seconds, f.identity,
                      summary(find_kernel(kernel).schema(), f.minimal()),
-                     kept.written ? "kept:" : "already in the corpus:",
-                     kept.path);
+                     o.no_corpus ? ""
+                                 : fmt::format("  {} {}\n", kept.written ? "kept:" : "already in the corpus:",
+                                               kept.path));
       }
     }
   } catch (const Interrupted&) {
@@ -121,6 +126,7 @@ int run_hunt(const HuntOptions& o) {
       fmt::print("interrupted by {}: the hunt stopped after {} hunts\n", interrupt_name(),
                  out.size());
   }
+  if (entry().result) entry().result(out.dump());
   if (o.common.json) fmt::print("{}\n", out.dump(2));
   std::fflush(stdout);
   if (interrupted()) return all_found ? interrupted_exit_code() : 1;

@@ -12,6 +12,7 @@
 
 #include "generators/errors.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/entry.h"
 #include "harness/corpus.h"
 #include "harness/interrupt.h"
 #include "harness/nightly/nightly.h"
@@ -95,6 +96,7 @@ int run_nightly(const NightlyOptions& o) {
 
   const NightlyResult r = run_nightly(config);
   write_nightly_summary(config, r);
+  if (entry().result) entry().result(nightly_summary_json(config, r));
   fmt::print("{}", nightly_summary_markdown(config, r));
   fmt::print("summary: {}/summary.md, {}/summary.json\n", o.out, o.out);
   std::fflush(stdout);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/entry.h"
 #include "harness/cli/style.h"
 #include "harness/corpus.h"
 #include "generators/errors.h"
@@ -117,10 +118,8 @@ int run_replay(const ReplayOptions& o) {
       const bool ok = o.impl.empty() ? r.as_recorded()
                                      : r.runs[0].verdict.status == Verdict::Status::pass;
       changed |= !ok;
-      if (o.common.json)
-        all.push_back(replay_json(r));
-      else
-        print_replay(r);
+      all.push_back(replay_json(r));
+      if (!o.common.json) print_replay(r);
     } catch (const CaseError& e) {
       fmt::print(stderr, "kprop: {}\n", e.what());
       bad_file = true;
@@ -130,6 +129,7 @@ int run_replay(const ReplayOptions& o) {
       bad_file = true;
     }
   }
+  if (entry().result) entry().result(all.dump());
   if (o.common.json) fmt::print("{}\n", all.dump(2));
   return bad_file ? 2 : changed ? 1 : 0;
 }

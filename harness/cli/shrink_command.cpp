@@ -11,6 +11,7 @@
 
 #include "generators/errors.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/entry.h"
 #include "harness/cli/progress.h"
 #include "harness/cli/style.h"
 #include "harness/corpus.h"
@@ -135,6 +136,7 @@ int run_shrink(const ShrinkOptions& o) {
     }
     all.push_back(row);
   }
+  if (entry().result) entry().result(all.dump());
   if (o.common.json) fmt::print("{}\n", all.dump(2));
   std::fflush(stdout);
   // Interrupted: what was shrunk so far is kept and printed; 1 if it failed.

@@ -85,5 +85,7 @@ NightlyResult run_nightly(const NightlyConfig& config);
 // DIR/summary.md and DIR/summary.json, written atomically.
 void write_nightly_summary(const NightlyConfig& config, const NightlyResult& result);
 std::string nightly_summary_markdown(const NightlyConfig& config, const NightlyResult& result);
+// What summary.json holds (the result the Python API's kprop.nightly returns).
+std::string nightly_summary_json(const NightlyConfig& config, const NightlyResult& result);
 
 }  // namespace kprop

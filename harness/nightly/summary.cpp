@@ -105,9 +105,13 @@ std::string nightly_summary_markdown(const NightlyConfig& config, const NightlyR
   return md;
 }
 
+std::string nightly_summary_json(const NightlyConfig& config, const NightlyResult& r) {
+  return summary_json(config, r).dump(2) + "\n";
+}
+
 void write_nightly_summary(const NightlyConfig& config, const NightlyResult& r) {
   const auto dir = std::filesystem::path(config.out);
-  write_file_atomically((dir / "summary.json").string(), summary_json(config, r).dump(2) + "\n");
+  write_file_atomically((dir / "summary.json").string(), nightly_summary_json(config, r));
   write_file_atomically((dir / "summary.md").string(), nightly_summary_markdown(config, r));
 }
 

@@ -15,9 +15,13 @@ The API (docs/adding-a-kernel.md):
   calls, tested through autograd, declaring what it takes;
 - ``check(kernel, impl=..., cases=..., ...)``: a search, returning a ``CheckResult``
   (passed, findings with identity, minimal case and kept file);
+- ``replay(paths)``, ``shrink(paths)``, ``hunt(kernel)``, ``nightly(out)``: the other
+  commands, each returning its result object (``kprop.results``); the CLI is one caller
+  of the same commands;
 - ``main(argv)``: one command line, returning its exit code.
 """
 import json as _json
+import os
 import sys
 
 # torch first: it loads libtorch (and registers its Python kernels' machinery) before
@@ -27,11 +31,13 @@ import torch  # noqa: F401
 from . import _kprop
 from .implementations import dtype_name, implementation, takes
 from .kernel import Kernel, choice, elementwise, flag, integer, sum_over, tensor
-from .results import CheckResult, Finding
+from .results import (CheckResult, Finding, HuntResult, NightlyResult, ReplayResult,
+                      ShrinkResult)
 
-__all__ = ["main", "check", "implementation", "takes", "load", "kernels", "schemas", "Kernel",
-           "integer", "flag", "choice", "tensor", "elementwise", "sum_over", "CheckResult",
-           "Finding"]
+__all__ = ["main", "check", "replay", "shrink", "hunt", "nightly", "implementation", "takes",
+           "load", "kernels", "schemas", "Kernel", "integer", "flag", "choice", "tensor",
+           "elementwise", "sum_over", "CheckResult", "ReplayResult", "ShrinkResult",
+           "HuntResult", "NightlyResult", "Finding"]
 
 
 def _flushed():
@@ -98,17 +104,88 @@ def check(kernel=None, impl=None, *, cases=None, seed=None, properties=(), dtype
     args += ["--corpus", str(corpus)] if corpus else ["--no-corpus"]
     if device:
         args += ["--device", device]
-    if not isolate:
-        args += ["--no-isolation"]
-    args += _options("--import", imports)
+    args += _isolation(isolate, imports)
     if not shrink:
         args += ["--no-shrink"]
     args += list(extra)
+    return _run(args, CheckResult)
+
+
+def replay(paths, impl=None, *, builtin_only=False, isolate=False, imports=(), extra=()):
+    """Replays case files or folders (a path or a list of them) as ``kprop replay`` does
+    and returns a ``ReplayResult``; ``impl`` runs that implementation alone."""
+    args = ["replay"] + _paths(paths)
+    if impl:
+        args += ["--impl", impl]
+    if builtin_only:
+        args += ["--builtin-only"]
+    return _run(args + _isolation(isolate, imports) + list(extra), ReplayResult)
+
+
+def shrink(paths, impl=None, *, corpus=None, keep_as=None, shrink_seconds=None, isolate=False,
+           imports=(), extra=()):
+    """Shrinks every failing case file (a path or a list of them) as ``kprop shrink`` does
+    and returns a ``ShrinkResult``. ``corpus=None`` keeps nothing; ``keep_as`` also keeps
+    the case as given (one file, with a corpus)."""
+    args = ["shrink"] + _paths(paths)
+    if impl:
+        args += ["--impl", impl]
+    args += ["--corpus", str(corpus)] if corpus else ["--no-corpus"]
+    if keep_as:
+        args += ["--keep-as", keep_as]
+    if shrink_seconds is not None:
+        args += ["--shrink-seconds", str(shrink_seconds)]
+    return _run(args + _isolation(isolate, imports) + list(extra), ShrinkResult)
+
+
+def hunt(kernel=None, *, defects=(), cases=None, seed=None, corpus=None, imports=(), extra=()):
+    """Hunts the kernel's known defects (``defects``: some of them by name) as ``kprop hunt``
+    does and returns a ``HuntResult``. ``corpus=None`` keeps nothing."""
+    args = ["hunt"] + ([kernel] if kernel else []) + _options("--defect", defects)
+    if cases is not None:
+        args += ["--cases", str(cases)]
+    if seed is not None:
+        args += ["--seed", str(seed)]
+    args += ["--corpus", str(corpus)] if corpus else ["--no-corpus"]
+    return _run(args + _options("--import", imports) + list(extra), HuntResult)
+
+
+def nightly(out, *, kernels=(), impls=(), budget="90s", jobs=None, corpus=None, seed=None,
+            fuzzers=None, imports=(), extra=()):
+    """Runs ``kprop nightly`` into the folder ``out`` for ``budget`` and returns a
+    ``NightlyResult`` (its summary.json). ``corpus=None`` uses a new folder ``out/corpus``."""
+    if not corpus:
+        corpus = os.path.join(str(out), "corpus")
+        os.makedirs(corpus, exist_ok=True)
+    args = ["nightly", "--out", str(out), "--budget", str(budget)]
+    args += _options("--kernel", kernels) + _options("--impl", impls)
+    if jobs is not None:
+        args += ["--jobs", str(jobs)]
+    args += ["--corpus", str(corpus)]
+    if seed is not None:
+        args += ["--seed", str(seed)]
+    if fuzzers:
+        args += ["--fuzzers", str(fuzzers)]
+    return _run(args + _options("--import", imports) + list(extra), NightlyResult)
+
+
+def _paths(paths):
+    return [str(paths)] if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__") \
+        else [str(p) for p in paths]
+
+
+def _isolation(isolate, imports):
+    return ([] if isolate else ["--no-isolation"]) + _options("--import", imports)
+
+
+def _run(args, result_type):
+    """Runs one command line and returns its result object; a command that ends before it
+    has a result (bad usage) raises ValueError with the command line (kprop printed why)."""
     _flushed()
     code, text = _kprop.run_for_result(["python3 -m kprop"] + args, _worker_command())
     if not text:
-        raise ValueError(f"kprop check {' '.join(args[1:])}: exit {code} (see its message above)")
-    return CheckResult(code, _json.loads(text))
+        raise ValueError(f"kprop {' '.join(args)}: exit {code} (see its message above)")
+    return result_type(code, _json.loads(text))
 
 
 def _text(v):

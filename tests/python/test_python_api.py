@@ -1,12 +1,15 @@
 """kprop's Python API (python/kprop): a kernel declared with kprop.Kernel, implementations
-registered with kprop.implementation and tested through autograd, kprop.check's result
-objects, what an implementation takes, and bad declarations.
+registered with kprop.implementation and tested through autograd, the result objects of
+kprop.check, replay, shrink, hunt and nightly, what an implementation takes, and bad
+declarations.
 
-    PYTHONPATH=<build>/python:tests/python python3 tests/python/test_python_api.py
+    KPROP_FUZZ_DIR=<build>/fuzz PYTHONPATH=<build>/python:tests/python \
+        python3 tests/python/test_python_api.py
 
 Each check prints its name; the first that fails raises. Exact identities and minimal
 cases: they are what a user reads.
 """
+import json
 import os
 import subprocess
 import sys
@@ -58,6 +61,89 @@ def a_planted_defect_is_found_shrunk_kept_and_replayed():
     # Known now: the same search looks past it.
     again = kprop.check("py_scaled_tanh", impl="py_planted::py_scaled_tanh", cases=100, corpus=corpus)
     assert again.known.get(f.identity, 0) > 0, again.json
+
+
+PLANTED = "py_planted::py_scaled_tanh"
+PLANTED_IDENTITY = "py_scaled_tanh/py_planted::py_scaled_tanh/y [last column]"
+
+
+def hand_written_case(folder, rows, cols, bias, impl=PLANTED):
+    """A case file with only its case, as a person writes one."""
+    path = os.path.join(folder, f"hand-{rows}x{cols}.json")
+    with open(path, "w") as f:
+        json.dump({"schema": "kprop-case/2",
+                   "case": {"kernel": "py_scaled_tanh", "impl": impl, "property": "vs_reference",
+                            "rows": rows, "cols": cols, "bias": bias, "dtype": "float32",
+                            "seed": 11, "distribution": "normal"}}, f)
+    return path
+
+
+@check
+def shrink_returns_the_minimal_case_and_replay_each_files_verdicts():
+    folder, corpus = tempfile.mkdtemp(), tempfile.mkdtemp()
+    path = hand_written_case(folder, 5, 23, True)
+    s = kprop.shrink(path)  # no corpus: nothing kept
+    assert s.exit_code == 1 and not s.passed, s
+    # Each symptom shrunk on its own: y, and the gradients autograd derived from that forward.
+    by_identity = {f.identity: f for f in s.findings}
+    assert PLANTED_IDENTITY in by_identity and len(by_identity) == len(s.findings) >= 2, by_identity
+    y = by_identity[PLANTED_IDENTITY]
+    assert (y.minimal["rows"], y.minimal["cols"], y.minimal["bias"]) == (1, 7, False), y.minimal
+    assert all(f.path is None for f in s.findings) and not os.listdir(corpus)
+    kept_all = [f.path for f in kprop.shrink(path, corpus=corpus).findings]
+    assert all(p.startswith(os.path.join(corpus, "py_scaled_tanh")) for p in kept_all), kept_all
+    kept = kept_all[0]
+    r = kprop.replay([kept, corpus])
+    assert r.passed and [f.path for f in r.files][0] == kept, r.json
+    assert sorted(f.path for f in r.files[1:]) == sorted(set(kept_all)), r.json
+    assert r.files[0].as_recorded and r.files[0].fingerprint_matches
+    assert r.files[0].verdicts[PLANTED]["status"] == "fail", r.files[0].verdicts
+    assert r.files[0].verdicts["reference"]["status"] == "pass", r.files[0].verdicts
+    # One implementation alone is judged as check does: the planted one fails.
+    assert kprop.replay(kept, impl=PLANTED).exit_code == 1
+    # A bad file is named, the others still replay, and the exit code is the worst.
+    bad = kprop.replay([os.path.join(folder, "missing.json"), kept])
+    assert bad.exit_code == 2 and [f.path for f in bad.files] == [kept], bad.json
+    # A passing case has nothing to shrink.
+    fine = kprop.shrink(hand_written_case(folder, 2, 8, False))
+    assert fine.passed and fine.findings == [], fine.json
+
+
+@check
+def hunt_returns_each_known_defect_with_what_it_shrank_to():
+    h = kprop.hunt("causal_conv1d", defects=["dh0 over-count"], cases=3000)
+    assert h.passed and len(h.hunts) >= 1, h.json
+    assert all(x.found and x.defect == "dh0 over-count" for x in h.hunts), h.hunts
+    f = h.hunts[0].finding
+    assert f.identity.startswith("causal_conv1d/tiled@original/dh0"), f.identity
+    assert f.path is None and f.minimal["W"] >= 2, f.minimal
+    assert [x.identity for x in h.findings] == [x.finding.identity for x in h.hunts]
+    try:
+        kprop.hunt("causal_conv1d", defects=["no such defect"])
+    except ValueError as e:
+        assert "hunt causal_conv1d --defect no such defect" in str(e), str(e)
+    else:
+        raise AssertionError("an unknown defect was accepted")
+
+
+@check
+def nightly_returns_its_summary():
+    fuzzers = os.environ.get("KPROP_FUZZ_DIR")
+    out = tempfile.mkdtemp()
+    if not fuzzers:  # a build without clang: no targets, which nightly refuses up front
+        try:
+            kprop.nightly(out, kernels=["causal_conv1d"], budget="4s", fuzzers=out)
+        except ValueError as e:
+            assert "kprop nightly" in str(e), str(e)
+            return
+        raise AssertionError("nightly ran without its fuzz targets")
+    n = kprop.nightly(out, kernels=["causal_conv1d"], impls=["tiled"], budget="4s", jobs=2,
+                      fuzzers=fuzzers)
+    assert n.passed and n.json["schema"] == "kprop-nightly/1", n.json
+    assert n.json == json.load(open(os.path.join(out, "summary.json")))
+    assert sum(s["cases"] for s in n.json["searches"]) > 0, n.json["searches"]
+    assert [t["name"] for t in n.json["targets"]] == ["fuzz_causal_conv1d-tiled"], n.json["targets"]
+    assert n.findings == [] and not n.interrupted
 
 
 @check
