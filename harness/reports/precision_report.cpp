@@ -323,10 +323,9 @@ PrecisionReport precision_report(const PrecisionModel& model, const PrecisionSet
   r.dtype = setup.dtype;
   r.seed = setup.seed;
   r.device = setup.device.str();
-  const at::ScalarType low = scalar_type(setup.dtype);
-  if (matmul_accumulation(low, setup.device) > unit_roundoff(at::kFloat))
-    r.device += fmt::format(" (its {} matmuls accumulate in {}, not fp32; the bounds say so)",
-                            to_string(setup.dtype), to_string(setup.dtype));
+  if (matmul_accumulation(scalar_type(setup.dtype), setup.device) > unit_roundoff(at::kFloat))
+    r.device_note = fmt::format(" (its {} matmuls accumulate in {}, not fp32; the bounds say so)",
+                                to_string(setup.dtype), to_string(setup.dtype));
   r.threads = threads > 0 ? threads : at::get_num_threads();
   r.rtols = rtols;
   r.bound_model = model.bound_model();
@@ -504,11 +503,11 @@ std::string seconds_text(const PrecisionReport& r) {
 std::string precision_markdown(const PrecisionReport& r) {
   std::string md = fmt::format("## Precision of {} / {} in {}\n\n", r.model, r.impl,
                                to_string(r.dtype));
-  md += fmt::format("{}.\n\nShape: {}{}; weights {}; seed {}; framework ops on {}. Compared: "
+  md += fmt::format("{}.\n\nShape: {}{}; weights {}; seed {}; framework ops on {}{}. Compared: "
                     "{} (implementation) vs {} (framework policy) vs {} (float64).\n\n",
                     r.about, params_text(r), default_shape(r) ? " (the default)" : "",
                     r.scale == WeightScale::fan_in ? "scaled by 1/√fan_in" : "unscaled (randn)",
-                    r.seed, r.device, r.impl, r.framework, r.reference);
+                    r.seed, r.device, r.device_note, r.impl, r.framework, r.reference);
   md += table(r) + "\n";
   md += "Verdicts:\n";
   for (const auto& t : r.tensors)
@@ -589,6 +588,7 @@ nlohmann::json precision_json(const PrecisionReport& r) {
           {"dtype", to_string(r.dtype)},
           {"seed", r.seed},
           {"device", r.device},
+          {"matmul_accumulation", r.device_note.empty() ? "float32" : to_string(r.dtype)},
           {"threads", r.threads},
           {"rtols", r.rtols},
           {"passed", r.passed()},

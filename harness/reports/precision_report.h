@@ -103,6 +103,9 @@ struct PrecisionReport {
   DType dtype = DType::bfloat16;
   uint64_t seed = 0;
   std::string device;
+  // How the framework's low-dtype matmuls accumulate there, when not in fp32 (probed):
+  // " (its bfloat16 matmuls accumulate in bfloat16, ...)"; empty otherwise.
+  std::string device_note;
   int threads = 0;
   std::vector<double> rtols;
   std::string bound_model;
