@@ -77,6 +77,10 @@ class SpecKernel final : public KernelInfo {
         backward_(spec_, spec_.backward_schema, true) {
     for (const auto& in : spec_.inputs)
       if (in.differentiable) gradients_.emplace_back(&in, grad_name(in.name));
+    implementations_.push_back(
+        {kReference, implementation_namespace(kReference), spec_.reference_about});
+    for (const auto& i : spec_.implementations)
+      implementations_.push_back({i.name, implementation_namespace(i.name), i.about});
   }
 
   const KernelSpec& spec() const { return spec_; }
@@ -90,13 +94,7 @@ class SpecKernel final : public KernelInfo {
   std::vector<DType> dtypes() const override { return spec_.dtypes; }
   std::vector<std::string> properties() const override { return spec_.properties; }
 
-  std::vector<Implementation> implementations() const override {
-    std::vector<Implementation> out{
-        {kReference, implementation_namespace(kReference), spec_.reference_about}};
-    for (const auto& i : spec_.implementations)
-      out.push_back({i.name, implementation_namespace(i.name), i.about});
-    return out;
-  }
+  std::vector<Implementation> implementations() const override { return implementations_; }
   std::string default_implementation() const override { return spec_.default_implementation; }
   const Schema& schema() const override { return *spec_.schema; }
 
@@ -209,6 +207,7 @@ class SpecKernel final : public KernelInfo {
   OperatorSignature forward_, backward_;
   // Each differentiable input with its gradient's name, named once.
   std::vector<std::pair<const TensorSpec*, std::string>> gradients_;
+  std::vector<Implementation> implementations_;  // the reference first
 };
 
 // The operator schemas of a spec that declares none (kernel_spec.h says how).
