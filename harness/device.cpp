@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "generators/errors.h"
+#include "harness/implementations.h"
 
 namespace kprop {
 
@@ -36,9 +37,9 @@ c10::Device outside_device() { return device(); }
 std::string outside_device_name() { return device().str(); }
 
 c10::Device device_of(const Case& c) {
-  // Every call asks (hundreds per gradient case): a built-in name never has the "NS::" of
-  // an outside implementation, so the name alone says where it runs.
-  if (c.impl.find("::") == std::string::npos) return c10::Device(c10::kCPU);
+  // Every call asks (hundreds per gradient case): the name alone says where it runs, without
+  // building the kernel's list of built-in implementations.
+  if (!is_outside_implementation_name(c.kernel, c.impl)) return c10::Device(c10::kCPU);
   return device();
 }
 
