@@ -45,10 +45,12 @@
 
 #include "harness/identity.h"
 #include "harness/kernel_info.h"
+#include "harness/own_executable.h"
 #include "harness/runner.h"
 
 extern char** environ;
 
+// Both relative to this executable's folder (harness/own_executable.h says why).
 #ifndef KPROP_FUZZER
 #define KPROP_FUZZER "fuzz_causal_conv1d"
 #endif
@@ -247,7 +249,7 @@ struct Options {
   int jobs = 2;
   std::string part = "all";
   std::vector<std::string> defects, impls;
-  std::string fuzzer = KPROP_FUZZER;
+  std::string fuzzer = kprop::beside_own_executable(KPROP_FUZZER).string();
   int64_t max_cases = 5000;  // the search's budget per run
   double budget = 0;         // seconds for part 2's fuzzer runs; 0: no limit
   bool one_impl = false;     // part 2: each defect with the first implementation that has it
@@ -307,15 +309,16 @@ void execs_per_second(const Options& o, const kprop::KernelInfo& kernel) {
   }
   // On a shared machine a process gets less than a core: the rate per CPU second is the
   // per-core rate. A run of one input measures the start (libtorch, corpus) to subtract.
+  const std::string source_corpus = kprop::beside_own_executable(KPROP_SOURCE_CORPUS).string();
   FuzzerRun start_only;
-  start_only.env = {{"KPROP_CORPUS", KPROP_SOURCE_CORPUS}};
+  start_only.env = {{"KPROP_CORPUS", source_corpus}};
   start_only.flags = {"-runs=1"};
   start_only.kill_after = 120;
   const double start_cpu = run_fuzzer(o.fuzzer, start_only).cpu;
   const std::string load_before = load_average();
   run_all(rows.size(), o.jobs, [&](size_t i) {
     FuzzerRun run;
-    run.env = {{"KPROP_IMPL", rows[i].impl}, {"KPROP_CORPUS", KPROP_SOURCE_CORPUS}};
+    run.env = {{"KPROP_IMPL", rows[i].impl}, {"KPROP_CORPUS", source_corpus}};
     if (!rows[i].property.empty()) run.env["KPROP_PROPERTY"] = rows[i].property;
     run.flags = {"-seed=1", fmt::format("-max_total_time={:.0f}", o.seconds)};
     run.kill_after = o.seconds + 40;

@@ -16,6 +16,7 @@
 #include <cstdlib>
 
 #include "harness/isolation.h"
+#include "harness/own_executable.h"
 #include "harness/property.h"
 #include "harness/runner.h"
 #include "kernels/common/dispatch.h"
@@ -70,9 +71,10 @@ int main(int argc, char** argv) {
   const int64_t cases = argc > 1 ? std::atoll(argv[1]) : 400;
   kprop::IsolationSettings iso;
   iso.enabled = true;
-  iso.command = {argc > 2 ? argv[2] : KPROP_EXECUTABLE};
-  const std::string kernels = argc > 3 ? argv[3] : KPROP_TEST_KERNELS_PLUGIN;
-  const std::string misbehaving = argc > 4 ? argv[4] : KPROP_MISBEHAVING_PLUGIN;
+  const auto built = [](const char* path) { return kprop::beside_own_executable(path).string(); };
+  iso.command = {argc > 2 ? argv[2] : built(KPROP_EXECUTABLE)};
+  const std::string kernels = argc > 3 ? argv[3] : built(KPROP_TEST_KERNELS_PLUGIN);
+  const std::string misbehaving = argc > 4 ? argv[4] : built(KPROP_MISBEHAVING_PLUGIN);
   iso.libraries = {kernels, misbehaving};
   kprop::load_operator_library(kernels);
   kprop::load_operator_library(misbehaving);

@@ -14,13 +14,13 @@
 
 #include <cerrno>
 #include <chrono>
-#include <climits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "generators/errors.h"
 #include "harness/case_file.h"
 #include "harness/interrupt.h"
+#include "harness/own_executable.h"
 #include "harness/property.h"
 #include "harness/report.h"
 
@@ -40,13 +40,6 @@ IsolationSettings& settings() {
 IsolationStats& stats() {
   static IsolationStats s;
   return s;
-}
-
-std::string own_executable() {
-  char buf[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw std::runtime_error("isolation: cannot find kprop's own executable");
-  return std::string(buf, static_cast<size_t>(n));
 }
 
 bool write_all(int fd, const std::string& data) {
@@ -241,7 +234,11 @@ std::string signal_name(int sig) {
 }
 
 void set_isolation(IsolationSettings s) {
-  if (s.enabled && s.command.empty()) s.command = {own_executable()};
+  if (s.enabled && s.command.empty()) {
+    const auto self = own_executable();
+    if (self.empty()) throw std::runtime_error("isolation: cannot find kprop's own executable");
+    s.command = {self.string()};
+  }
   worker().stop();
   settings() = std::move(s);
 }

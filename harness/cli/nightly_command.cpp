@@ -16,6 +16,7 @@
 #include "harness/corpus.h"
 #include "harness/interrupt.h"
 #include "harness/nightly/nightly.h"
+#include "harness/own_executable.h"
 
 namespace kprop {
 
@@ -41,9 +42,8 @@ double parse_budget(const std::string& text) {
 }
 
 std::string fuzzers_beside_kprop() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? "fuzz" : (self.parent_path() / "fuzz").string();
+  const fs::path self = own_executable();
+  return self.empty() ? "fuzz" : (self.parent_path() / "fuzz").string();
 }
 
 }  // namespace

@@ -16,9 +16,21 @@ if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
   message(FATAL_ERROR "KPROP_FUZZ=ON needs clang (e.g. -DCMAKE_CXX_COMPILER=clang++-14)")
 endif()
 
+# Ninja compiles every object from the top of the build folder, so the ignorelist can be
+# named relative to it: the same flag in every clone, and ccache reuses the objects of the
+# last clone's fuzz build (it does not rewrite this flag's absolute path, and every fuzz
+# object missed). Other generators get the absolute path.
+set(kprop_ignorelist ${CMAKE_CURRENT_LIST_DIR}/coverage_ignorelist.txt)
+if(CMAKE_GENERATOR MATCHES "Ninja")
+  file(RELATIVE_PATH kprop_ignorelist ${CMAKE_BINARY_DIR} ${kprop_ignorelist})
+endif()
+# ccache hashes no file a flag names: have it hash the ignorelist's content.
+if(CMAKE_CXX_COMPILER_LAUNCHER)
+  list(INSERT CMAKE_CXX_COMPILER_LAUNCHER 3
+       CCACHE_EXTRA_FILES=${CMAKE_CURRENT_LIST_DIR}/coverage_ignorelist.txt)
+endif()
 separate_arguments(kprop_fuzz_sanitize UNIX_COMMAND "${KPROP_FUZZ_SANITIZE}")
-add_compile_options(${kprop_fuzz_sanitize}
-  -fsanitize-coverage-ignorelist=${CMAKE_CURRENT_LIST_DIR}/coverage_ignorelist.txt)
+add_compile_options(${kprop_fuzz_sanitize} -fsanitize-coverage-ignorelist=${kprop_ignorelist})
 add_link_options(${kprop_fuzz_sanitize})
 # Line tables are enough for symbolized stack traces and keep the build fast.
 set(CMAKE_CXX_FLAGS_RELWITHDEBINFO "-O2 -gline-tables-only -DNDEBUG")

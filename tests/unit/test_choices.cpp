@@ -18,6 +18,7 @@
 #include "generators/schema.h"
 #include "harness/case_file.h"
 #include "kernels/causal_conv1d/schema.h"
+#include "tests/source_tree.h"
 
 namespace kprop {
 namespace {
@@ -67,7 +68,7 @@ struct CorpusCase {
 
 std::vector<CorpusCase> corpus_cases() {
   std::vector<CorpusCase> out;
-  const std::filesystem::path root = std::filesystem::path(KPROP_SOURCE_DIR) / "corpus";
+  const std::filesystem::path root = source_tree() / "corpus";
   for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
     if (!entry.is_regular_file() || entry.path().extension() != ".json") continue;
     CorpusCase k{entry.path().string(), read_case_file(entry.path().string()).c, {}};
@@ -310,7 +311,7 @@ TEST(EncodingTest, DecodeOfEncodeIsTheCaseForDrawnCases) {
 
 TEST(EncodingTest, DecodeOfEncodeIsTheCaseForCorpusCases) {
   const auto corpus = corpus_cases();
-  ASSERT_GE(corpus.size(), 5u) << "corpus/ not found under " << KPROP_SOURCE_DIR;
+  ASSERT_GE(corpus.size(), 5u) << "corpus/ not found under " << source_tree();
   for (const auto& k : corpus) {
     SCOPED_TRACE(k.path);
     ASSERT_TRUE(validate(conv(), k.c).empty()) << problems_of(k.c);

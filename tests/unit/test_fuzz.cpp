@@ -19,13 +19,14 @@
 #include "harness/nightly/fuzzer_process.h"
 #include "harness/property.h"
 #include "harness/triage.h"
+#include "tests/source_tree.h"
 
 namespace kprop {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kCorpus = std::string(KPROP_SOURCE_DIR) + "/corpus";
+const std::string kCorpus = (source_tree() / "corpus").string();
 
 std::vector<CaseFile> corpus_cases() {
   std::vector<CaseFile> out;

@@ -18,6 +18,7 @@
 #include "harness/kernel_info.h"
 #include "harness/replay.h"
 #include "harness/runner.h"
+#include "tests/source_tree.h"
 
 namespace kprop {
 namespace {
@@ -26,7 +27,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 const fs::path kGood =
-    fs::path(KPROP_SOURCE_DIR) / "corpus/causal_conv1d/dw-head-row-leak--tiled-clamped.json";
+    source_tree() / "corpus/causal_conv1d/dw-head-row-leak--tiled-clamped.json";
 
 fs::path fresh_dir(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("kprop-hostile-" + name);
@@ -405,7 +406,7 @@ std::string mutate(const std::string& t, Rng& rng, std::string& what) {
 
 TEST(HostileInput, MutatedCorpusFilesReadOrFailWithACaseError) {
   const auto dir = fresh_dir("fuzz");
-  const auto files = case_files_under({std::string(KPROP_SOURCE_DIR) + "/corpus"});
+  const auto files = case_files_under({(source_tree() / "corpus").string()});
   ASSERT_FALSE(files.empty());
   constexpr int kPerFile = 300;
   std::map<std::string, int> outcomes;

@@ -14,12 +14,14 @@
 #include <ATen/Parallel.h>
 
 #include "harness/fuzz/fuzz_target.h"
+#include "harness/own_executable.h"
 
 #ifndef KPROP_FUZZ_KERNEL
 #error "KPROP_FUZZ_KERNEL names the kernel this target fuzzes"
 #endif
-#ifndef KPROP_SOURCE_CORPUS
-#define KPROP_SOURCE_CORPUS ""
+// The source tree's corpus, relative to this executable's folder (see own_executable.h).
+#ifndef KPROP_CORPUS_FROM_EXECUTABLE
+#define KPROP_CORPUS_FROM_EXECUTABLE ""
 #endif
 
 namespace {
@@ -64,8 +66,11 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   // intra-op threads would only spin beside it on cases this small.
   at::set_num_threads(1);
   try {
-    auto options = kprop::fuzz_options_from_environment(KPROP_FUZZ_KERNEL, (*argv)[0],
-                                                        KPROP_SOURCE_CORPUS);
+    const std::string from_executable = KPROP_CORPUS_FROM_EXECUTABLE;
+    const std::string source_corpus =
+        from_executable.empty() ? "" : kprop::beside_own_executable(from_executable).string();
+    auto options =
+        kprop::fuzz_options_from_environment(KPROP_FUZZ_KERNEL, (*argv)[0], source_corpus);
     std::fprintf(stderr, "kprop: fuzzing %s / %s, property %s; %zu known identities%s%s\n",
                  KPROP_FUZZ_KERNEL, options.space.impl.c_str(),
                  options.space.property.empty() ? "from byte 0" : options.space.property.c_str(),
