@@ -94,7 +94,8 @@ struct ListRule {
 // A knob of the generator, e.g. the typical longest segment; `--limit NAME=N`.
 struct Limit {
   std::string name;
-  int64_t default_value, min, max;
+  // Initialized, so that `{"max_rows", 8}` declares a limit without a warning.
+  int64_t default_value = 0, min = 0, max = 0;
   std::string meaning;
 };
 

@@ -1,5 +1,6 @@
-// The backward of a float64 forward written in ATen ops, by libtorch autograd: the
-// reference's backward when its spec gives none, and what a kernel declared from Python
+// The backward of a forward written in ATen ops, by libtorch autograd: the reference's
+// backward when its spec gives none, an implementation's when it gives none (so what is
+// tested is what autograd makes of its forward), and what a kernel declared from Python
 // gets for its reference.
 #pragma once
 

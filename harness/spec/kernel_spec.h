@@ -9,7 +9,8 @@
 //   `kprop_tiled_clamped`; the reference joins `kprop_reference`);
 // - materializing a case (each present input drawn from its own stream of the seed, in
 //   declaration order), the inputs with a gradient and the outputs with a cotangent;
-// - the float64 reference's backward, by libtorch autograd of its forward, unless given;
+// - the backward of the float64 reference, and of an implementation that gives none, by
+//   libtorch autograd of its forward;
 // - error bounds from declared structure (element-wise with k roundings, or a sum of K
 //   terms over a named dimension), for every dtype and every joined partial;
 // - the region of a failing element, by named dimension.
@@ -103,6 +104,12 @@ struct Exact {
   const Case& c;
   NamedTensors tensors;
   at::Tensor operator[](const std::string& name) const { return tensors.get(name); }
+  // An optional input the case leaves out as a float64 zero, so that a bound reads
+  // |t s| + |b| whether or not there is a b.
+  at::Tensor or_zero(const std::string& name) const {
+    const at::Tensor t = tensors.get(name);
+    return t.defined() ? t : at::zeros({}, at::kDouble);
+  }
 };
 // Per element, the size of what a result is computed from (float64, the result's shape):
 // what its rounding errors are proportional to. Default: |the exact result|.
@@ -141,13 +148,20 @@ struct RegionRule {
 struct ImplementationSpec {
   std::string name;   // as the user writes it; the namespace is derived from it
   std::string about;
-  OpFunction forward, backward;
+  // The backward, when left out: libtorch autograd of the forward (autograd_backward.h),
+  // or of `differentiated` where the backward kernel computes another forward's gradient
+  // (a forward variant that shares the backward kernel of the right one).
+  OpFunction forward, backward, differentiated;
   std::optional<Takes> takes;  // what it takes (harness/takes.h); default: every case
 
-  ImplementationSpec(std::string name, std::string about, OpFunction forward, OpFunction backward,
-                     std::optional<Takes> takes = std::nullopt)
+  ImplementationSpec(std::string name, std::string about, OpFunction forward,
+                     OpFunction backward = {}, std::optional<Takes> takes = std::nullopt)
       : name(std::move(name)), about(std::move(about)), forward(std::move(forward)),
         backward(std::move(backward)), takes(std::move(takes)) {}
+  ImplementationSpec& backward_by_autograd_of(OpFunction f) {
+    differentiated = std::move(f);
+    return *this;
+  }
 };
 
 struct KernelSpec {

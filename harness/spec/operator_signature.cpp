@@ -95,7 +95,7 @@ OperatorSignature::OperatorSignature(const KernelSpec& spec, const std::string& 
   }
 }
 
-torch::jit::Stack OperatorSignature::stack_for(const KernelSpec& spec, const Problem& p,
+torch::jit::Stack OperatorSignature::stack_for(const Problem& p,
                                                const NamedTensors& cotangents) const {
   torch::jit::Stack stack;
   stack.reserve(arguments_.size());

@@ -35,8 +35,7 @@ class OperatorSignature {
   const std::vector<std::string>& returns() const { return returns_; }  // kprop's names
 
   // Harness side: the stack for `p` (and its cotangents, in a backward), and the results.
-  torch::jit::Stack stack_for(const KernelSpec& spec, const Problem& p,
-                              const NamedTensors& cotangents) const;
+  torch::jit::Stack stack_for(const Problem& p, const NamedTensors& cotangents) const;
   NamedTensors results(const torch::jit::Stack& stack) const;
 
   // Implementation side: the arguments on `stack` (popped), and the results pushed.

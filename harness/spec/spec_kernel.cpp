@@ -111,14 +111,14 @@ class SpecKernel final : public KernelInfo {
   }
 
   NamedTensors forward(const std::string& ns, const Problem& p) const override {
-    auto stack = forward_.stack_for(spec_, p, {});
+    auto stack = forward_.stack_for(p, {});
     call_boxed(ns + "::" + forward_.operator_name(), stack, forward_.returns().size());
     return forward_.results(stack);
   }
 
   NamedTensors backward(const std::string& ns, const Problem& p,
                         const NamedTensors& cotangents) const override {
-    auto stack = backward_.stack_for(spec_, p, cotangents);
+    auto stack = backward_.stack_for(p, cotangents);
     call_boxed(ns + "::" + backward_.operator_name(), stack, backward_.returns().size());
     const NamedTensors all = backward_.results(stack);
     NamedTensors out;  // the gradients of the inputs this problem differentiates
@@ -323,8 +323,10 @@ void check_spec(const KernelSpec& s) {
   for (const auto& i : s.implementations) {
     if (!impls.insert(i.name).second)
       fail(fmt::format("implementation '{}' is declared twice", i.name));
-    if (!i.forward || !i.backward)
-      fail(fmt::format("implementation '{}': forward and backward are both needed", i.name));
+    if (!i.forward) fail(fmt::format("implementation '{}': its forward is missing", i.name));
+    if (i.backward && i.differentiated)
+      fail(fmt::format("implementation '{}': a backward and backward_by_autograd_of both given",
+                       i.name));
   }
   if (!impls.count(s.default_implementation))
     fail(fmt::format("default_implementation '{}' is not declared", s.default_implementation));
@@ -382,11 +384,16 @@ bool register_spec(KernelSpec spec) {
   auto kernel = compile_spec(std::move(spec));
   const auto& k = static_cast<const SpecKernel&>(*kernel);
   const KernelSpec& s = k.spec();
-  OpFunction reference_backward = s.reference_backward;
-  if (!reference_backward)
-    reference_backward = [&s](const OpArgs& args) { return autograd_backward(s, s.reference, args); };
-  register_operators(k, kReference, s.reference, reference_backward);
-  for (const auto& i : s.implementations) register_operators(k, i.name, i.forward, i.backward);
+  // A side without a backward gets autograd's of its forward: for an implementation, what
+  // a user who calls its forward inside autograd gets.
+  const auto backward_of = [&s](const OpFunction& forward, const OpFunction& backward) {
+    if (backward) return backward;
+    return OpFunction([&s, &forward](const OpArgs& args) { return autograd_backward(s, forward, args); });
+  };
+  register_operators(k, kReference, s.reference, backward_of(s.reference, s.reference_backward));
+  for (const auto& i : s.implementations)
+    register_operators(k, i.name, i.forward,
+                       backward_of(i.differentiated ? i.differentiated : i.forward, i.backward));
   const std::string name = s.name;
   std::vector<std::pair<std::string, Takes>> takes;
   for (const auto& i : s.implementations)

@@ -111,7 +111,7 @@ TEST(KernelSpec, AMissingOptionalInputIsNoneAndHasNoGradient) {
   EXPECT_EQ(tanh.differentiable_inputs(p), (std::vector<std::string>{"x", "s"}));
   const KernelSpec* spec = spec_of(tanh);
   ASSERT_NE(spec, nullptr);
-  const auto stack = OperatorSignature(*spec, spec->forward_schema, false).stack_for(*spec, p, {});
+  const auto stack = OperatorSignature(*spec, spec->forward_schema, false).stack_for(p, {});
   ASSERT_EQ(stack.size(), 3u);
   EXPECT_TRUE(stack[2].isNone());
   const NamedTensors y = tanh.forward("kprop_toy", p);
@@ -139,6 +139,37 @@ TEST(KernelSpec, TheReferenceBackwardIsAutogradOfItsForward) {
   EXPECT_TRUE(at::allclose(g.get("dx"), dy * s * (1 - t * t), 1e-14, 1e-14));
   EXPECT_TRUE(at::allclose(g.get("ds"), dy * t, 1e-14, 1e-14));
   EXPECT_TRUE(at::allclose(g.get("db"), dy.sum(0), 1e-14, 1e-14));
+}
+
+// scaled_tanh's toys declare no backward: theirs is autograd of each one's own forward (or
+// of the one it names), in fp32 (rounded once to the input dtype), its masks included.
+TEST(KernelSpec, AnImplementationWithoutABackwardGetsAutogradOfItsOwnForward) {
+  const KernelInfo& tanh = find_kernel("scaled_tanh");
+  Case c;
+  c.kernel = "scaled_tanh";
+  c.dtype = DType::bfloat16;
+  c.seed = 5;
+  c.params = {{"rows", int64_t{3}}, {"cols", int64_t{15}}, {"bias", true}};
+  const Problem p = tanh.materialize(c);
+  const at::Tensor dy = random_tensor({3, 15}, Distribution::normal, 5, 100, DType::bfloat16);
+  const at::Tensor x = p.inputs.get("x").to(at::kFloat), s = p.inputs.get("s").to(at::kFloat);
+  const at::Tensor t = x.tanh(), dyf = dy.to(at::kFloat);
+  const NamedTensors g = tanh.backward("kprop_toy", p, NamedTensors{{"dy", dy}});
+  EXPECT_TRUE(g.get("dx").equal((dyf * s * (1 - t * t)).to(at::kBFloat16)));
+  EXPECT_TRUE(g.get("ds").equal((dyf * t).to(at::kBFloat16)));
+  EXPECT_TRUE(g.get("db").equal(dyf.sum(0).to(at::kBFloat16)));
+  // toy@bias adds b twice in the whole block, but its backward is autograd of the right
+  // forward (backward_by_autograd_of): db as the toy's, while y is not.
+  const NamedTensors bias = tanh.backward("kprop_toy_bias", p, NamedTensors{{"dy", dy}});
+  EXPECT_TRUE(bias.get("db").equal(g.get("db")));
+  EXPECT_TRUE(bias.get("dx").equal(g.get("dx")));
+  EXPECT_FALSE(tanh.forward("kprop_toy_bias", p).get("y").equal(tanh.forward("kprop_toy", p).get("y")));
+  // toy@tail never writes column 6 of a 7-column rest: no gradient flows there.
+  c.set("cols", int64_t{7});
+  const NamedTensors ones{{"dy", at::ones({3, 7}, at::kBFloat16)}};
+  const at::Tensor dx = tanh.backward("kprop_toy_tail", tanh.materialize(c), ones).get("dx");
+  EXPECT_TRUE(dx.select(1, 6).eq(0).all().item<bool>());
+  EXPECT_TRUE(dx.slice(1, 0, 6).ne(0).any().item<bool>());
 }
 
 TEST(KernelSpec, SchemasAreDerivedWhenTheSpecGivesNone) {
@@ -180,6 +211,14 @@ TEST(KernelSpec, BadDeclarationsNameTheKernelAndTheField) {
   EXPECT_EQ(with([](KernelSpec& k) { k.known_defects = {defect("typo").in({"fast"})}; }),
             "kernel spec_probe: known defect 'typo': implementation 'fast' is not declared");
   EXPECT_EQ(with([](KernelSpec& k) { k.reference = nullptr; }), "kernel spec_probe: reference is missing");
+  EXPECT_EQ(with([](KernelSpec& k) { k.implementations = {{"fast", "", nullptr}}; }),
+            "kernel spec_probe: implementation 'fast': its forward is missing");
+  EXPECT_EQ(with([](KernelSpec& k) {
+              k.implementations = {ImplementationSpec("fast", "", k.reference, k.reference)
+                                       .backward_by_autograd_of(k.reference)};
+            }),
+            "kernel spec_probe: implementation 'fast': a backward and backward_by_autograd_of "
+            "both given");
   EXPECT_EQ(with([](KernelSpec& k) {
               k.forward_schema = "spec_probe_fwd(Tensor x, Tensor? s, Tensor w) -> (Tensor y)";
               k.backward_schema = "spec_probe_bwd(Tensor x, Tensor? s, Tensor dy) -> (Tensor dx, Tensor ds)";
