@@ -96,7 +96,7 @@ struct Limit {
   std::string name;
   // Initialized, so that `{"max_rows", 8}` declares a limit without a warning.
   int64_t default_value = 0, min = 0, max = 0;
-  std::string meaning;
+  std::string meaning = {};
 };
 
 struct ParamSpec {
@@ -188,7 +188,7 @@ struct DerivedParam {
   std::function<std::string(const Case&)> get;
   // When what it sets is some entries of a list: which. A sweep along a derived name
   // without it shows none of the parameters the name changes.
-  std::optional<ListEntries> sets_entries;
+  std::optional<ListEntries> sets_entries = std::nullopt;
 };
 
 class Schema {
