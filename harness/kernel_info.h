@@ -112,6 +112,9 @@ class KernelInfo {
 
   // Inputs with a gradient, and outputs that receive a cotangent in this problem.
   virtual std::vector<std::string> differentiable_inputs(const Problem& p) const = 0;
+  // Every tensor an implementation can be handed, by kprop's name: the inputs, then the
+  // cotangents ("dy"), for declarations to be checked against; empty: not checked.
+  virtual std::vector<std::string> handed_tensor_names() const { return {}; }
   virtual std::vector<std::string> outputs_with_cotangent(const Problem& p) const = 0;
 
   // Per element, a bound on |implementation - exact| for an implementation that computes

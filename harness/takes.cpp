@@ -55,6 +55,11 @@ void declare_takes(const std::string& kernel, const std::string& impl, Takes tak
                                     fmt::join(p->choices, ", ")));
   }
   for (const auto& [name, value] : takes.flags) param("flags", name, ParamType::flag);
+  const auto handed = find_kernel(kernel).handed_tensor_names();
+  for (const auto& name : takes.overwrites)
+    if (!handed.empty() && std::find(handed.begin(), handed.end(), name) == handed.end())
+      fail("overwrites", fmt::format("'{}' is no input or cotangent of {} (it has {})", name,
+                                     kernel, fmt::join(handed, ", ")));
   for (const auto& d : takes.devices)
     if (d != "cpu" && d != "cuda") fail("devices", fmt::format("'{}' is not cpu or cuda", d));
   registry()[{kernel, impl}] = std::move(takes);

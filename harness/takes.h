@@ -22,6 +22,10 @@ struct Takes {
   // Choice parameters among these; flag parameters only at this value.
   std::map<std::string, std::vector<std::string>> choices;
   std::map<std::string, bool> flags;
+  // Tensors it writes over by design: inputs by name, the cotangents it receives as "dy".
+  // It is handed copies of them, and they are exempt from the check that every tensor
+  // handed to a call comes back unchanged (harness/properties/handed_tensors.h).
+  std::vector<std::string> overwrites = {};
 
   bool takes_dtype(DType d) const;
 };
@@ -29,7 +33,7 @@ struct Takes {
 // Declares what `impl` of `kernel` takes; replaces an earlier declaration. Throws
 // UsageError naming the kernel, the implementation and the field when a declaration names
 // a parameter the kernel does not have, one of another type, an unknown choice or device,
-// or an empty range.
+// an empty range, or overwrites a tensor the kernel does not hand it.
 void declare_takes(const std::string& kernel, const std::string& impl, Takes takes);
 // nullptr: it declared nothing and takes every case.
 const Takes* declared_takes(const std::string& kernel, const std::string& impl);

@@ -291,6 +291,10 @@ static std::string describe_deviation(const TensorError& t) {
   return what;
 }
 
+void append(std::vector<TensorError>& to, std::vector<TensorError> rows) {
+  to.insert(to.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+}
+
 void conclude(Verdict& v) {
   if (v.status == Verdict::Status::rejected || v.status == Verdict::Status::skipped) return;
   std::vector<std::string> bad, deviations;

@@ -103,6 +103,10 @@ std::vector<TensorError> compare_exact(const KernelInfo& kernel, const Problem& 
                                        const NamedTensors& actual, const NamedTensors& expected,
                                        const std::string& deviation, const std::string& check);
 
+// Adds `rows` after the rows a verdict already has (those its calls recorded: a tensor
+// handed back changed).
+void append(std::vector<TensorError>& to, std::vector<TensorError> rows);
+
 // Fills status, message from the tensors, memory findings and fault.
 void conclude(Verdict& v);
 

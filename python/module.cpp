@@ -143,7 +143,8 @@ void declare_takes(const std::string& kernel, const std::string& impl,
                    const std::vector<std::string>& dtypes, const std::vector<std::string>& devices,
                    const std::map<std::string, std::pair<int64_t, int64_t>>& ranges,
                    const std::map<std::string, std::vector<std::string>>& choices,
-                   const std::map<std::string, bool>& flags) {
+                   const std::map<std::string, bool>& flags,
+                   const std::vector<std::string>& overwrites) {
   usage([&] {
     kprop::Takes t;
     for (const auto& d : dtypes) {
@@ -157,6 +158,7 @@ void declare_takes(const std::string& kernel, const std::string& impl,
     for (const auto& [name, r] : ranges) t.ranges[name] = {r.first, r.second};
     t.choices = choices;
     t.flags = flags;
+    t.overwrites = overwrites;
     kprop::declare_takes(kernel, impl, std::move(t));
   });
 }
@@ -177,6 +179,7 @@ PYBIND11_MODULE(_kprop, m) {
         "A kernel's operator schemas and its inputs and outputs by name.");
   m.def("declare_takes", &declare_takes, py::arg("kernel"), py::arg("impl"), py::arg("dtypes"),
         py::arg("devices"), py::arg("ranges"), py::arg("choices"), py::arg("flags"),
+        py::arg("overwrites"),
         "Declares what an implementation takes (harness/takes.h).");
   m.def("register_kernel",
         [](const py::dict& d) { return usage([&] { return kprop::python::register_python_kernel(d); }); },

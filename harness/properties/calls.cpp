@@ -1,14 +1,23 @@
 #include "harness/properties/calls.h"
 
+#include <algorithm>
+
 #include "harness/call_profile.h"
 #include "harness/device.h"
+#include "harness/properties/handed_tensors.h"
 #include "harness/random_tensor.h"
+#include "harness/takes.h"
 #include "kernels/common/host_values.h"
 
 namespace kprop {
 
 namespace {
 const char* kReferenceNamespace = "kprop_reference";
+}
+
+Calls::Calls(const KernelInfo& kernel, const Implementation& impl, Verdict& verdict)
+    : kernel_(kernel), impl_(impl), verdict_(verdict) {
+  if (const Takes* takes = declared_takes(kernel.name(), impl.name)) overwrites_ = takes->overwrites;
 }
 
 void Calls::collect_memory_findings() const {
@@ -78,10 +87,41 @@ NamedTensors where_it_runs(const Problem& p, const NamedTensors& cotangents, F c
 
 }  // namespace
 
+template <typename F>
+NamedTensors Calls::watching(const std::string& side, const Problem& p,
+                             const NamedTensors& cotangents, F call) const {
+  // A tensor it declares it writes over is handed as a copy; every other one is watched.
+  const Problem* handed = &p;
+  Problem with_copies;
+  if (!overwrites_.empty()) {
+    with_copies = Problem{p.c, with_copies_of(p.inputs, overwrites_)};
+    handed = &with_copies;
+  }
+  const NamedTensors handed_cotangents = with_copies_of(cotangents, overwrites_);
+  const HandedTensors watched(handed->inputs, handed_cotangents, overwrites_);
+  NamedTensors out = call(*handed, handed_cotangents);
+  const auto changes = watched.changes();
+  if (changes.empty()) return out;
+  NamedTensors results;  // copies: a result may share a changed tensor's memory
+  for (const auto& [name, t] : out) results.set(name, t.defined() ? t.clone() : t);
+  watched.restore(changes);
+  // One row per tensor and side: a property calls an implementation many times.
+  auto& rows = verdict_.tensors;
+  const std::string deviation = "overwritten by the " + side;
+  for (auto& row : compare_exact(kernel_, p, changes.now, changes.before, deviation, "unchanged"))
+    if (std::none_of(rows.begin(), rows.end(), [&](const TensorError& t) {
+          return t.tensor == row.tensor && t.deviation == row.deviation;
+        }))
+      rows.push_back(std::move(row));
+  return results;
+}
+
 NamedTensors Calls::forward(const Problem& p) const {
   MemcheckLog::clear();
-  auto out = where_it_runs(p, NamedTensors{}, [&](const Problem& q, const NamedTensors&) {
-    return kernel_.forward(impl_.op_namespace, q);
+  auto out = where_it_runs(p, NamedTensors{}, [&](const Problem& q, const NamedTensors& dq) {
+    return watching("forward", q, dq, [&](const Problem& r, const NamedTensors&) {
+      return kernel_.forward(impl_.op_namespace, r);
+    });
   });
   collect_memory_findings();
   return out;
@@ -90,7 +130,9 @@ NamedTensors Calls::forward(const Problem& p) const {
 NamedTensors Calls::backward(const Problem& p, const NamedTensors& cotangents) const {
   MemcheckLog::clear();
   auto out = where_it_runs(p, cotangents, [&](const Problem& q, const NamedTensors& dq) {
-    return kernel_.backward(impl_.op_namespace, q, dq);
+    return watching("backward", q, dq, [&](const Problem& r, const NamedTensors& dr) {
+      return kernel_.backward(impl_.op_namespace, r, dr);
+    });
   });
   collect_memory_findings();
   return out;

@@ -15,12 +15,12 @@ struct ImplementationRefused : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Calls one implementation (and the reference) of a kernel, folding what the device
-// memory checker reports for the implementation under test into the verdict.
+// Calls one implementation (and the reference) of a kernel, folding into the verdict what
+// the device memory checker reports for the implementation under test and every tensor it
+// handed back changed (harness/properties/handed_tensors.h).
 class Calls {
  public:
-  Calls(const KernelInfo& kernel, const Implementation& impl, Verdict& verdict)
-      : kernel_(kernel), impl_(impl), verdict_(verdict) {}
+  Calls(const KernelInfo& kernel, const Implementation& impl, Verdict& verdict);
 
   NamedTensors forward(const Problem& p) const;
   NamedTensors backward(const Problem& p, const NamedTensors& cotangents) const;
@@ -30,9 +30,14 @@ class Calls {
 
  private:
   void collect_memory_findings() const;
+  // Calls `call` with `p` and `cotangents` as handed, and records each of them it changed.
+  template <typename F>
+  NamedTensors watching(const std::string& side, const Problem& p, const NamedTensors& cotangents,
+                        F call) const;
   const KernelInfo& kernel_;
   const Implementation& impl_;
   Verdict& verdict_;
+  std::vector<std::string> overwrites_;  // what it declares it writes over
 };
 
 // A verdict for `c` before any check.

@@ -48,7 +48,7 @@ class Chunked final : public Property {
     const auto reference = calls.reference(whole, cot);
     const auto allowed =
         kernel.error_bounds(whole, cot, reference, /*joined_partials=*/{0, 1});
-    v.tensors = compare(kernel, whole, run->joined, run->whole, allowed, "chunked");
+    append(v.tensors, compare(kernel, whole, run->joined, run->whole, allowed, "chunked"));
     conclude(v);
     return v;
   }

@@ -45,8 +45,8 @@ class CoreInvariance final : public Property {
     // Each tiling is within the derived bound of the exact result: two bounds apart.
     const auto reference = calls.reference(p, cot);
     const auto allowed = kernel.error_bounds(p, cot, reference, /*joined_partials=*/{0, 0});
-    v.tensors = compare(kernel, p, merged(out, grads), merged(other_out, other_grads),
-                        allowed, "retiled");
+    append(v.tensors, compare(kernel, p, merged(out, grads), merged(other_out, other_grads),
+                        allowed, "retiled"));
     conclude(v);
     return v;
   }

@@ -117,7 +117,7 @@ class Gradient final : public Property {
       reference_grads.set(grad_name(name), reference.get(grad_name(name)));
       grad_bounds.set(grad_name(name), bounds.get(grad_name(name)));
     }
-    v.tensors = compare(kernel, p, grads, reference_grads, grad_bounds);
+    append(v.tensors, compare(kernel, p, grads, reference_grads, grad_bounds));
     conclude(v);
     const std::string how = fmt::format(
         "{} takes no float64: its backward in {} against the float64 reference's gradient, "

@@ -60,7 +60,7 @@ class PackedVsSeparate final : public Property {
     const auto reference = calls.reference(packed, cot);
     const auto allowed =
         kernel.error_bounds(packed, cot, reference, /*joined_partials=*/{0, 1});
-    v.tensors = compare(kernel, packed, merged(out, grads), separate, allowed, "packed");
+    append(v.tensors, compare(kernel, packed, merged(out, grads), separate, allowed, "packed"));
     conclude(v);
     return v;
   }

@@ -28,7 +28,7 @@ class VsReference final : public Property {
     const auto grads = calls.backward(p, cot);
     const auto reference = calls.reference(p, cot);
     const auto bounds = kernel.error_bounds(p, cot, reference, /*joined_partials=*/{0});
-    v.tensors = compare(kernel, p, merged(outputs, grads), reference, bounds);
+    append(v.tensors, compare(kernel, p, merged(outputs, grads), reference, bounds));
     conclude(v);
     return v;
   }

@@ -133,6 +133,13 @@ class SpecKernel final : public KernelInfo {
       if (in.differentiable && is_present(in, p.c)) names.push_back(in.name);
     return names;
   }
+  std::vector<std::string> handed_tensor_names() const override {
+    std::vector<std::string> names;
+    for (const auto& in : spec_.inputs) names.push_back(in.name);
+    for (const auto& out : spec_.outputs)
+      if (out.differentiable) names.push_back(grad_name(out.name));
+    return names;
+  }
   std::vector<std::string> outputs_with_cotangent(const Problem& p) const override {
     std::vector<std::string> names;
     for (const auto& out : spec_.outputs)

@@ -81,7 +81,7 @@ def _some_tensor(values, like):
 
 
 def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None, choices=None,
-                   flags=None, dispatch_key=None):
+                   flags=None, overwrites=None, dispatch_key=None):
     """Registers ``fn`` as the implementation ``name::kernel`` and returns that name.
 
     ``fn`` takes the kernel's forward arguments by name and returns its outputs (a tensor,
@@ -90,7 +90,9 @@ def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None,
     ``[torch.float32, torch.bfloat16]``), ``devices`` (``["cuda"]``), ``accepts`` (integer
     parameters within inclusive bounds, ``{"W": (2, 4)}``), ``choices``
     (``{"activation": ["silu"]}``) and ``flags`` (``{"bias": False}``): a case outside is
-    not run, counted as "not taken", never a failure."""
+    not run, counted as "not taken", never a failure. ``overwrites`` names the tensors it
+    writes over by design (``["a", "b"]``, or ``"dy"`` for a cotangent): it is handed copies
+    of them, and every other tensor it is handed must come back unchanged."""
     if not name.isidentifier():
         raise ValueError(f"implementation name {name!r} must be an identifier (it names the "
                          "operator namespace)")
@@ -139,9 +141,9 @@ def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None,
 
     full = f"{name}::{kernel}"
     # Declared first: a bad declaration leaves nothing registered.
-    if any(x is not None for x in (dtypes, devices, accepts, choices, flags)):
+    if any(x is not None for x in (dtypes, devices, accepts, choices, flags, overwrites)):
         takes(kernel, full, dtypes=dtypes, devices=devices, accepts=accepts, choices=choices,
-              flags=flags)
+              flags=flags, overwrites=overwrites)
     lib = torch.library.Library(name, "DEF")
     lib.define(sig.forward_schema)
     lib.define(sig.backward_schema)
@@ -156,13 +158,15 @@ def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None,
     return full
 
 
-def takes(kernel, impl, *, dtypes=None, devices=None, accepts=None, choices=None, flags=None):
+def takes(kernel, impl, *, dtypes=None, devices=None, accepts=None, choices=None, flags=None,
+          overwrites=None):
     """Declares what implementation ``impl`` (``NS::kernel``, however it was registered)
     takes; ``implementation()``'s keywords. A bad declaration raises ValueError naming the
     kernel, the implementation and the field."""
     _kprop.declare_takes(kernel, impl, [dtype_name(d) for d in (dtypes or [])],
                          list(devices or []), {k: tuple(v) for k, v in (accepts or {}).items()},
-                         {k: list(v) for k, v in (choices or {}).items()}, dict(flags or {}))
+                         {k: list(v) for k, v in (choices or {}).items()}, dict(flags or {}),
+                         list(overwrites or []))
 
 
 _DTYPES = {torch.float64: "float64", torch.float32: "float32", torch.bfloat16: "bfloat16",

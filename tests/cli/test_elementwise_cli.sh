@@ -80,6 +80,19 @@ line pinned out "kprop check scaled_tanh --impl toy --seed 0: 200 cases over gra
 line_like pinned out '200 cases: 80 passed, 0 failed, 0 known failures, 0 rejected, 120 skipped in [0-9]+\.[0-9]{2} s \([0-9]+ cases/s\)'
 line pinned out "PASS: no new counterexample in 200 cases"
 
+# A forward that stores tanh(x) over its input x returns the right y: the check that every
+# tensor handed to a call comes back unchanged finds it at its first case, names x and the
+# call, shrinks it to one element and keeps it; the replay sees it again.
+over=kprop_variant_x_overwritten::scaled_tanh
+run overwrite 1 "$kprop" check scaled_tanh --impl "$over" --corpus "$tmp/over" "${common[@]}"
+line_like overwrite out "FAIL after 1 cases \([0-9]+\.[0-9]{2} s\): scaled_tanh/$over/gradient/x overwritten by the forward \[last column\]"
+line overwrite out "defect: scaled_tanh/$over/x overwritten by the forward [last column]"
+line overwrite out "  rows               1"
+line overwrite out "  cols               1"
+the_one_file "$tmp/over/scaled_tanh"
+run overwrite_replay 1 "$kprop" replay "$kept" --impl "$over" "${common[@]}"
+line_like overwrite_replay out "  $over +fail +expected fail +ok"
+
 # Bad usage: exit 2, one line that names what is known.
 run nosuch 2 "$kprop" check scaled_tanh --set nosuch=1 --no-corpus "${common[@]}"
 only nosuch err "kprop: --set nosuch: not a parameter of scaled_tanh; parameters: rows, cols, bias"

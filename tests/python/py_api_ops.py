@@ -3,7 +3,9 @@ kprop's Python API (an importable module, so that ``--import py_api_ops`` replay
 
 - ``py_scaled_tanh``, a kernel declared with ``kprop.Kernel``: y = tanh(x) s (+ b).
   ``py_good`` computes it; ``py_planted`` never writes the last column of a row of 7 mod 8
-  columns (a remainder mask typo, as the C++ test kernel's toy@tail).
+  columns (a remainder mask typo, as the C++ test kernel's toy@tail). ``py_overwrites_x``
+  returns the right y but then stores 2x over the x it was handed, as a memory-saving
+  kernel reuses a buffer; ``py_overwrites_x_declared`` does the same and declares it.
 - implementations of kprop's own ``geglu`` registered with ``kprop.implementation``, both
   taking float32 only: ``py_geglu``, a plain function; ``py_scalar_grad``, an
   ``autograd.Function`` whose backward reads grad_output as a scalar (its mean), the bug
@@ -57,8 +59,17 @@ def planted(x, s, b):
     return y
 
 
+def overwrites_x(x, s, b):
+    y = good(x, s, b)
+    with torch.no_grad():
+        x.mul_(2)  # x's buffer reused once it has been read
+    return y
+
+
 kprop.implementation("py_scaled_tanh", "py_good", good)
 kprop.implementation("py_scaled_tanh", "py_planted", planted)
+kprop.implementation("py_scaled_tanh", "py_overwrites_x", overwrites_x)
+kprop.implementation("py_scaled_tanh", "py_overwrites_x_declared", overwrites_x, overwrites=["x"])
 
 
 def gelu_tanh(a):

@@ -147,6 +147,22 @@ def nightly_returns_its_summary():
 
 
 @check
+def an_implementation_that_writes_over_its_input_is_found_unless_it_declares_it():
+    r = kprop.check("py_scaled_tanh", impl="py_overwrites_x::py_scaled_tanh", cases=50,
+                    properties=["vs_reference"])
+    assert not r.passed, r
+    assert "/x overwritten by the forward [" in r.finding.identity, r.finding.identity
+    r = kprop.check("py_scaled_tanh", impl="py_overwrites_x_declared::py_scaled_tanh", cases=100)
+    assert r.passed, r.json
+    try:
+        kprop.implementation("py_scaled_tanh", "bad_overwrite", py_api_ops.good, overwrites=["z"])
+    except ValueError as e:
+        assert "takes overwrites: 'z' is no input or cotangent of py_scaled_tanh" in str(e), str(e)
+    else:
+        raise AssertionError("overwrites=['z'] was accepted")
+
+
+@check
 def a_backward_that_reads_grad_output_as_a_scalar_is_found():
     r = kprop.check("geglu", impl="py_scalar_grad::geglu", cases=300, properties=["vs_reference"])
     assert not r.passed, r
