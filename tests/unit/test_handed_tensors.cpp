@@ -13,20 +13,13 @@
 #include "harness/properties/handed_tensors.h"
 #include "harness/report.h"
 #include "harness/takes.h"
+#include "tests/scaled_tanh_case.h"
 
 namespace kprop {
 namespace {
 
 Case tanh_case(const std::string& impl, const std::string& property) {
-  Case base;
-  base.kernel = "scaled_tanh";
-  base.impl = impl;
-  base.property = property;
-  base.seed = 11;
-  Case c = default_case(find_kernel("scaled_tanh").schema(), base);
-  c.set("rows", int64_t{2});
-  c.set("cols", int64_t{9});
-  return c;
+  return ::tanh_case(impl, 9, property, 11);
 }
 
 bool passed(const Verdict& v, const std::string& tensor) {

@@ -16,6 +16,7 @@
 #include "harness/property.h"
 #include "harness/report.h"
 #include "kernels/common/dispatch.h"
+#include "tests/scaled_tanh_case.h"
 
 namespace kprop {
 namespace {
@@ -29,18 +30,6 @@ Case conv_case(const std::string& impl, int64_t D, bool initial_state, int64_t W
   c.set("D", D);
   c.set("initial_state", initial_state);
   c.set("W", W);
-  return c;
-}
-
-Case tanh_case(const std::string& impl, int64_t cols, const std::string& property = "vs_reference") {
-  Case base;
-  base.kernel = "scaled_tanh";
-  base.impl = impl;
-  base.property = property;
-  base.seed = 7;
-  Case c = default_case(find_kernel("scaled_tanh").schema(), base);
-  c.set("rows", int64_t{2});
-  c.set("cols", cols);
   return c;
 }
 
