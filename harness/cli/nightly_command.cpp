@@ -41,10 +41,7 @@ double parse_budget(const std::string& text) {
   return seconds;
 }
 
-std::string fuzzers_beside_kprop() {
-  const fs::path self = own_executable();
-  return self.empty() ? "fuzz" : (self.parent_path() / "fuzz").string();
-}
+std::string fuzzers_beside_kprop() { return beside_own_executable("fuzz").string(); }
 
 }  // namespace
 

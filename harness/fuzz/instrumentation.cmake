@@ -20,14 +20,14 @@ endif()
 # named relative to it: the same flag in every clone, and ccache reuses the objects of the
 # last clone's fuzz build (it does not rewrite this flag's absolute path, and every fuzz
 # object missed). Other generators get the absolute path.
-set(kprop_ignorelist ${CMAKE_CURRENT_LIST_DIR}/coverage_ignorelist.txt)
+set(kprop_ignorelist_file ${CMAKE_CURRENT_LIST_DIR}/coverage_ignorelist.txt)
+set(kprop_ignorelist ${kprop_ignorelist_file})
 if(CMAKE_GENERATOR MATCHES "Ninja")
-  file(RELATIVE_PATH kprop_ignorelist ${CMAKE_BINARY_DIR} ${kprop_ignorelist})
+  file(RELATIVE_PATH kprop_ignorelist ${CMAKE_BINARY_DIR} ${kprop_ignorelist_file})
 endif()
 # ccache hashes no file a flag names: have it hash the ignorelist's content.
 if(CMAKE_CXX_COMPILER_LAUNCHER)
-  list(INSERT CMAKE_CXX_COMPILER_LAUNCHER 3
-       CCACHE_EXTRA_FILES=${CMAKE_CURRENT_LIST_DIR}/coverage_ignorelist.txt)
+  list(INSERT CMAKE_CXX_COMPILER_LAUNCHER 3 CCACHE_EXTRA_FILES=${kprop_ignorelist_file})
 endif()
 separate_arguments(kprop_fuzz_sanitize UNIX_COMMAND "${KPROP_FUZZ_SANITIZE}")
 add_compile_options(${kprop_fuzz_sanitize} -fsanitize-coverage-ignorelist=${kprop_ignorelist})
