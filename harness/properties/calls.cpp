@@ -7,6 +7,7 @@
 #include "harness/properties/handed_tensors.h"
 #include "harness/random_tensor.h"
 #include "harness/takes.h"
+#include "harness/tensor_layouts.h"
 #include "kernels/common/host_values.h"
 
 namespace kprop {
@@ -50,9 +51,10 @@ static NamedTensors refusing(F call) {
 
 namespace {
 
+// Each tensor with its layout (harness/tensor_layouts.h): a strided view stays strided.
 NamedTensors on_device(const NamedTensors& t, const c10::Device& device) {
   NamedTensors out;
-  for (const auto& [name, x] : t) out.set(name, x.defined() ? x.to(device) : x);
+  for (const auto& [name, x] : t) out.set(name, same_layout_on(x, device));
   return out;
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "harness/tensor_layouts.h"
+
 namespace kprop {
 
 namespace {
@@ -80,7 +82,7 @@ HandedTensors::Changes HandedTensors::changes() const {
 
 void HandedTensors::restore(const Changes& changes) const {
   for (const auto& k : kept_)
-    if (changes.before.has(k.name)) k.handed.copy_(changes.before.get(k.name));
+    if (changes.before.has(k.name)) write_into(k.handed, changes.before.get(k.name));
 }
 
 }  // namespace kprop
