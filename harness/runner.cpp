@@ -213,7 +213,9 @@ SearchResult search(const SearchOptions& options) {
       result.failure = t.fresh.front();
       result.failures = std::move(t.fresh);
       result.tally.seconds = since(start);
-      if (options.on_progress) options.on_progress(result.tally, "search");
+      // "found", not "search": a caller that stops the search on an interrupt by throwing
+      // from a "search" call must not throw the failure away with it.
+      if (options.on_progress) options.on_progress(result.tally, "found");
       break;
     }
     result.tally.count(v);

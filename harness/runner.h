@@ -46,7 +46,9 @@ struct SearchOptions {
   // Identities already kept (the corpus): a failure showing only these is known, and the
   // search goes on — how a run looks past defects already in the corpus for new ones.
   std::set<std::string> known_identities;
-  // Called after every case and every accepted shrink step.
+  // Called after every case ("search"; "found" after the case that ends the search with a
+  // new failure) and every accepted shrink step ("shrink"). Throwing from a "search" call
+  // stops the search.
   std::function<void(const struct Tally&, const std::string& phase)> on_progress;
   std::shared_ptr<DiagnosisMemo> memo;  // shared by the searches of one hunt
 };
