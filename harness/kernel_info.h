@@ -83,6 +83,15 @@ struct EquivalentCase {
   Case c;
 };
 
+// A layout a tensor of the kernel is stored in by real callers, beyond those `layout` tries
+// for every tensor (harness/layout_variants.h): x [B, T, D] kept time-major, as a model
+// that runs [T, B, D] hands it ("time-major", order {1, 0, 2}, outermost first).
+struct StorageOrder {
+  std::string tensor;
+  std::string name;
+  std::vector<int64_t> order;
+};
+
 class KernelInfo {
  public:
   virtual ~KernelInfo() = default;
@@ -156,6 +165,13 @@ class KernelInfo {
   // element-wise kernel owes bit-exactness across tilings and layouts): `invariance`
   // compares them bit for bit. Empty: the kernel declares none, and `invariance` skips it.
   virtual std::vector<EquivalentCase> equivalent_cases(const Case&) const { return {}; }
+
+  // Storage orders its callers use (`layout` hands its tensors in each).
+  virtual std::vector<StorageOrder> storage_orders() const { return {}; }
+  // The results ("db") that are sums whose order may follow the strides of what they sum
+  // (ATen's reductions do): `layout` holds them to the derived bound instead of
+  // bit-identity. An implementation may say so of all its results alone (Takes).
+  virtual std::vector<std::string> reordered_by_layout() const { return {}; }
 
   // Packed sequences and state handed on; nullptr for kernels without them.
   virtual const SequenceFamily* sequences() const { return nullptr; }

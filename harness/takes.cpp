@@ -8,6 +8,7 @@
 #include "generators/errors.h"
 #include "harness/device.h"
 #include "harness/kernel_info.h"
+#include "harness/layout_variants.h"
 
 namespace kprop {
 
@@ -60,6 +61,11 @@ void declare_takes(const std::string& kernel, const std::string& impl, Takes tak
     if (!handed.empty() && std::find(handed.begin(), handed.end(), name) == handed.end())
       fail("overwrites", fmt::format("'{}' is no input or cotangent of {} (it has {})", name,
                                      kernel, fmt::join(handed, ", ")));
+  const auto layouts = layout_names(find_kernel(kernel));
+  for (const auto& name : takes.layouts)
+    if (std::find(layouts.begin(), layouts.end(), name) == layouts.end())
+      fail("layouts", fmt::format("'{}' is no layout of {} (it has {})", name, kernel,
+                                  fmt::join(layouts, ", ")));
   for (const auto& d : takes.devices)
     if (d != "cpu" && d != "cuda") fail("devices", fmt::format("'{}' is not cpu or cuda", d));
   registry()[{kernel, impl}] = std::move(takes);

@@ -26,6 +26,13 @@ struct Takes {
   // It is handed copies of them, and they are exempt from the check that every tensor
   // handed to a call comes back unchanged (harness/properties/handed_tensors.h).
   std::vector<std::string> overwrites = {};
+  // The layouts it takes its tensors in (harness/layout_variants.h: "transposed",
+  // "offset", "stride-0", "expanded", or one its kernel declares); empty: every one.
+  std::vector<std::string> layouts = {};
+  // Another layout of the same values may change the order it sums in (Triton compiles a
+  // kernel anew for unit strides): `layout` then holds it to the derived bound, not to
+  // bit-identical results.
+  bool layout_changes_reduction_order = false;
 
   bool takes_dtype(DType d) const;
 };
@@ -33,7 +40,8 @@ struct Takes {
 // Declares what `impl` of `kernel` takes; replaces an earlier declaration. Throws
 // UsageError naming the kernel, the implementation and the field when a declaration names
 // a parameter the kernel does not have, one of another type, an unknown choice or device,
-// an empty range, or overwrites a tensor the kernel does not hand it.
+// an empty range, overwrites a tensor the kernel does not hand it, or names a layout it
+// does not have.
 void declare_takes(const std::string& kernel, const std::string& impl, Takes takes);
 // nullptr: it declared nothing and takes every case.
 const Takes* declared_takes(const std::string& kernel, const std::string& impl);

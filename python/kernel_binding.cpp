@@ -145,6 +145,8 @@ bool register_python_kernel(const py::dict& d) {
   k.name = d["name"].cast<std::string>();
   for (const auto& p : d["params"]) k.params.push_back(param_of(p.cast<py::dict>()));
   if (d.contains("properties")) k.properties = d["properties"].cast<std::vector<std::string>>();
+  if (d.contains("reordered_by_layout"))
+    k.reordered_by_layout = d["reordered_by_layout"].cast<std::vector<std::string>>();
   if (d.contains("dtypes")) {
     k.dtypes.clear();
     for (const auto& name : d["dtypes"].cast<std::vector<std::string>>()) {

@@ -191,8 +191,14 @@ def _register():
     # backward in float32 against the float64 reference's gradient). What no range can say
     # (D a multiple of 8, packed sequences with states, dht[:, :, 0] in bf16/fp16) stays a
     # refusal.
+    # Layouts (`layout`): its channel-last path requires strides that are multiples of 8, so
+    # a tensor one element into a larger buffer ("offset") is refused; x transposed in
+    # storage is not channel-last, where "final_states is only supported for channel last
+    # layout". Seen on the GPU machine (bench/gpu/RESULTS.md); neither is handed to it. dy
+    # is made contiguous above (the kernel's layout), so its layouts test this adapter.
     kprop.takes("causal_conv1d", "dao::causal_conv1d", dtypes=["float32", "bfloat16", "float16"],
-                devices=["cuda"], accepts={"W": (2, 4)})
+                devices=["cuda"], accepts={"W": (2, 4)},
+                layouts=["stride-0", "expanded", "time-major"])
     return lib
 
 

@@ -86,12 +86,21 @@ struct TensorSpec {
   // asked for); default: whenever present and differentiable.
   std::function<bool(const Case&)> cotangent;
 
+  // Storage orders its callers use, by name (KernelInfo::storage_orders): an output's
+  // apply to its cotangent.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> storage_orders;
+
   TensorSpec(std::string name, std::vector<std::string> dims = {})
       : name(std::move(name)), dims(std::move(dims)) {}
   TensorSpec& as(std::string schema_name) { argument = std::move(schema_name); return *this; }
   TensorSpec& when(std::function<bool(const Case&)> f) { present = std::move(f); return *this; }
   TensorSpec& when_flag(const std::string& flag);
   TensorSpec& no_gradient() { differentiable = false; return *this; }
+  // Also stored in dimension order `order`, outermost first: .stored_as("time-major", {1, 0, 2}).
+  TensorSpec& stored_as(std::string layout, std::vector<int64_t> order) {
+    storage_orders.emplace_back(std::move(layout), std::move(order));
+    return *this;
+  }
   TensorSpec& cotangent_when(std::function<bool(const Case&)> f) {
     cotangent = std::move(f);
     return *this;
@@ -182,7 +191,10 @@ struct KernelSpec {
   std::vector<Limit> limits;
   std::shared_ptr<const Schema> owned_schema;  // set by compile_spec from params
   std::vector<DType> dtypes{DType::float64, DType::float32, DType::bfloat16, DType::float16};
-  std::vector<std::string> properties{"gradient", "vs_reference"};
+  std::vector<std::string> properties{"gradient", "vs_reference", "layout"};
+  // Results that are sums whose order may follow the layout of what they sum (KernelInfo::
+  // reordered_by_layout): `layout` holds them to the derived bound, the rest bit for bit.
+  std::vector<std::string> reordered_by_layout;
   // Named dimensions; one that a tensor names and nobody declares is the integer parameter
   // of that name (param_dim).
   std::vector<Dim> dims;

@@ -188,6 +188,16 @@ class SpecKernel final : public KernelInfo {
   std::vector<EquivalentCase> equivalent_cases(const Case& c) const override {
     return spec_.equivalent_cases ? spec_.equivalent_cases(c) : std::vector<EquivalentCase>{};
   }
+  std::vector<StorageOrder> storage_orders() const override {
+    std::vector<StorageOrder> out;
+    for (const auto* list : {&spec_.inputs, &spec_.outputs})
+      for (const auto& t : *list)
+        for (const auto& [name, order] : t.storage_orders) out.push_back({t.name, name, order});
+    return out;
+  }
+  std::vector<std::string> reordered_by_layout() const override {
+    return spec_.reordered_by_layout;
+  }
   const SequenceFamily* sequences() const override { return spec_.sequences; }
   std::vector<KnownDefect> known_defects() const override { return spec_.known_defects; }
   std::optional<std::string> refusal(const Case& c, const std::string& impl) const override {
@@ -310,12 +320,24 @@ void check_spec(const KernelSpec& s) {
         fail(fmt::format("tensor '{}' is declared twice", t.name));
       for (const auto& d : t.dims)
         if (!dims.count(d)) fail(fmt::format("tensor '{}': dimension '{}' is not declared", t.name, d));
+      for (const auto& [layout, order] : t.storage_orders) {
+        std::vector<int64_t> sorted = order;
+        std::sort(sorted.begin(), sorted.end());
+        const size_t rank = t.dims.empty() ? order.size() : t.dims.size();  // dims: where declared
+        bool permutation = !order.empty() && sorted.size() == rank;
+        for (size_t i = 0; permutation && i < sorted.size(); ++i) permutation = sorted[i] == static_cast<int64_t>(i);
+        if (!permutation)
+          fail(fmt::format("tensor '{}': storage order '{}' is no order of its {} dimensions",
+                           t.name, layout, rank));
+      }
     }
+  std::set<std::string> results;
+  for (const auto& out : s.outputs) results.insert(out.name);
+  for (const auto& in : s.inputs)
+    if (in.differentiable) results.insert(grad_name(in.name));
+  for (const auto& r : s.reordered_by_layout)
+    if (!results.count(r)) fail(fmt::format("reordered_by_layout: '{}' is no output or gradient", r));
   if (!s.error_bounds) {
-    std::set<std::string> results;
-    for (const auto& out : s.outputs) results.insert(out.name);
-    for (const auto& in : s.inputs)
-      if (in.differentiable) results.insert(grad_name(in.name));
     for (const auto& r : results)
       if (!s.bounds.count(r)) fail(fmt::format("bounds: '{}' has no bound", r));
     for (const auto& [name, b] : s.bounds) {

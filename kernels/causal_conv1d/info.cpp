@@ -217,15 +217,19 @@ KernelSpec spec() {
   k.forward_schema = kForwardSchema;
   k.backward_schema = kBackwardSchema;
   k.schema = &causal_conv1d::schema();
-  k.properties = {"gradient", "chunked", "packed", "vs_reference", "cores"};
-  k.inputs = {TensorSpec("x"), TensorSpec("w").as("weight"),
+  k.properties = {"gradient", "chunked", "packed", "vs_reference", "cores", "layout"};
+  // Models that run time-major ([T, B, D]) hand x and dy as transposed views.
+  k.inputs = {TensorSpec("x").stored_as("time-major", {1, 0, 2}), TensorSpec("w").as("weight"),
               TensorSpec("b").as("bias").when_flag("bias"),
               TensorSpec("h0").as("initial_state").when_flag("initial_state"),
               TensorSpec("cu_seqlens").no_gradient()};
-  k.outputs = {TensorSpec("y"),
+  k.outputs = {TensorSpec("y").stored_as("time-major", {1, 0, 2}),
                TensorSpec("ht").as("final_state").cotangent_when([](const Case& c) {
                  return c.flag("final_state_grad");
                })};
+  // dw and db sum over time: a kernel may sum them in another order for another layout of
+  // dy (Triton compiles anew for unit strides; fla's differ by up to 16 ulps), within bound.
+  k.reordered_by_layout = {"dw", "db"};
   k.reference = forward<reference_forward>;
   k.reference_backward = backward<reference_backward>;
   k.reference_about = "float64 loops over the contract's formulas (oracle)";

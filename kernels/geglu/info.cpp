@@ -84,9 +84,17 @@ Gradients flat_bwd(const Args& a, const at::Tensor& dc) {
   return flat_backward(V, a, dc);
 }
 
+// The contract's layouts (contract.h): rows may lie apart, each row is contiguous. A
+// transposed or broadcast tensor is refused, as the kernel it emulates refuses it.
+Takes contract_layouts() {
+  Takes t;
+  t.layouts = {"offset"};
+  return t;
+}
+
 template <Variant V>
 ImplementationSpec flat(const std::string& name, const std::string& about) {
-  return {name, about, forward<flat_fwd<V>>, backward<flat_bwd<V>>};
+  return {name, about, forward<flat_fwd<V>>, backward<flat_bwd<V>>, contract_layouts()};
 }
 
 KernelSpec spec() {
@@ -95,7 +103,7 @@ KernelSpec spec() {
   k.forward_schema = kForwardSchema;
   k.backward_schema = kBackwardSchema;
   k.schema = &geglu::schema();
-  k.properties = {"gradient", "vs_reference", "policy", "invariance"};
+  k.properties = {"gradient", "vs_reference", "policy", "invariance", "layout"};
   k.inputs = {TensorSpec("a"), TensorSpec("b")};
   k.outputs = {TensorSpec("c")};
   k.reference = forward<reference_forward>;
@@ -103,9 +111,9 @@ KernelSpec spec() {
   k.reference_about = "float64 loops over the contract's formula (oracle)";
   k.implementations = {
       {"torch_policy", "the framework's rounding points, from ATen ops", forward<policy_forward>,
-       backward<policy_backward>},
+       backward<policy_backward>, contract_layouts()},
       {"rows", "one program per row, column blocks from the buffer", forward<rows_forward>,
-       backward<rows_backward>},
+       backward<rows_backward>, contract_layouts()},
       flat<Variant::correct>("flat", "flatten-1D grid-stride loop, BLOCK from the buffer (Ascend)"),
       flat<Variant::gelu_in_dtype>("flat@gelu_in_dtype",
                                    "flat without the upcast: every step of gelu in the input dtype"),

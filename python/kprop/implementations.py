@@ -81,7 +81,8 @@ def _some_tensor(values, like):
 
 
 def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None, choices=None,
-                   flags=None, overwrites=None, dispatch_key=None):
+                   flags=None, overwrites=None, layouts=None, layout_changes_reduction_order=False,
+                   dispatch_key=None):
     """Registers ``fn`` as the implementation ``name::kernel`` and returns that name.
 
     ``fn`` takes the kernel's forward arguments by name and returns its outputs (a tensor,
@@ -92,7 +93,11 @@ def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None,
     (``{"activation": ["silu"]}``) and ``flags`` (``{"bias": False}``): a case outside is
     not run, counted as "not taken", never a failure. ``overwrites`` names the tensors it
     writes over by design (``["a", "b"]``, or ``"dy"`` for a cotangent): it is handed copies
-    of them, and every other tensor it is handed must come back unchanged."""
+    of them, and every other tensor it is handed must come back unchanged. ``layouts`` names
+    the layouts it takes its tensors in (``["offset", "stride-0"]``; default every one:
+    docs/bug-classes.md), and ``layout_changes_reduction_order`` says that another layout
+    of the same values may be summed in another order (``layout`` then holds it to the
+    derived bound instead of bit-identity)."""
     if not name.isidentifier():
         raise ValueError(f"implementation name {name!r} must be an identifier (it names the "
                          "operator namespace)")
@@ -141,9 +146,11 @@ def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None,
 
     full = f"{name}::{kernel}"
     # Declared first: a bad declaration leaves nothing registered.
-    if any(x is not None for x in (dtypes, devices, accepts, choices, flags, overwrites)):
+    if any(x is not None for x in (dtypes, devices, accepts, choices, flags, overwrites, layouts)) \
+            or layout_changes_reduction_order:
         takes(kernel, full, dtypes=dtypes, devices=devices, accepts=accepts, choices=choices,
-              flags=flags, overwrites=overwrites)
+              flags=flags, overwrites=overwrites, layouts=layouts,
+              layout_changes_reduction_order=layout_changes_reduction_order)
     lib = torch.library.Library(name, "DEF")
     lib.define(sig.forward_schema)
     lib.define(sig.backward_schema)
@@ -159,14 +166,15 @@ def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None,
 
 
 def takes(kernel, impl, *, dtypes=None, devices=None, accepts=None, choices=None, flags=None,
-          overwrites=None):
+          overwrites=None, layouts=None, layout_changes_reduction_order=False):
     """Declares what implementation ``impl`` (``NS::kernel``, however it was registered)
     takes; ``implementation()``'s keywords. A bad declaration raises ValueError naming the
     kernel, the implementation and the field."""
     _kprop.declare_takes(kernel, impl, [dtype_name(d) for d in (dtypes or [])],
                          list(devices or []), {k: tuple(v) for k, v in (accepts or {}).items()},
                          {k: list(v) for k, v in (choices or {}).items()}, dict(flags or {}),
-                         list(overwrites or []))
+                         list(overwrites or []), list(layouts or []),
+                         bool(layout_changes_reduction_order))
 
 
 _DTYPES = {torch.float64: "float64", torch.float32: "float32", torch.bfloat16: "bfloat16",

@@ -67,10 +67,13 @@ class Kernel:
     """Declares and registers a kernel; ``Kernel(...).name`` is what the commands take."""
 
     def __init__(self, name, *, params, inputs, outputs, reference, bounds, regions=None,
-                 properties=None, dtypes=None, operator_params=()):
+                 properties=None, dtypes=None, operator_params=(), reordered_by_layout=()):
         description = {"name": name, "params": list(params), "inputs": list(inputs),
                        "outputs": list(outputs), "reference": reference, "bounds": dict(bounds),
-                       "regions": dict(regions or {}), "operator_params": list(operator_params)}
+                       "regions": dict(regions or {}), "operator_params": list(operator_params),
+                       # results summed in an order that may follow the layout ("db"):
+                       # `layout` holds them to their bound, the rest bit for bit
+                       "reordered_by_layout": list(reordered_by_layout)}
         if properties is not None:
             description["properties"] = list(properties)
         if dtypes is not None:

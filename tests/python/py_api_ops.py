@@ -6,6 +6,8 @@ kprop's Python API (an importable module, so that ``--import py_api_ops`` replay
   columns (a remainder mask typo, as the C++ test kernel's toy@tail). ``py_overwrites_x``
   returns the right y but then stores 2x over the x it was handed, as a memory-saving
   kernel reuses a buffer; ``py_overwrites_x_declared`` does the same and declares it.
+  ``py_contiguous_dy``, an ``autograd.Function`` whose backward reads the grad_output's
+  memory as if it were contiguous (no strides), right on every contiguous dy.
 - implementations of kprop's own ``geglu`` registered with ``kprop.implementation``, both
   taking float32 only: ``py_geglu``, a plain function; ``py_scalar_grad``, an
   ``autograd.Function`` whose backward reads grad_output as a scalar (its mean), the bug
@@ -43,7 +45,8 @@ KERNEL = kprop.Kernel(
             "ds": kprop.elementwise(5, lambda e: (e["dy"] * torch.tanh(e["x"])).abs()),
             "db": kprop.sum_over("rows", lambda e: e["dy"].abs().sum(0))},
     regions={"cols": column_region},
-    properties=["gradient", "vs_reference"])
+    properties=["gradient", "vs_reference", "layout"],
+    reordered_by_layout=["db"])  # db = dy summed over rows by torch, in an order that follows dy's strides
 
 
 def good(x, s, b):
@@ -66,10 +69,41 @@ def overwrites_x(x, s, b):
     return y
 
 
+def _as_if_contiguous(t):
+    """t's memory from its first element, t.numel() elements of it, shaped as t: how a kernel
+    handed a pointer and no strides reads it (zeros past the end of its storage here)."""
+    stored = t.untyped_storage().nbytes() if hasattr(t, "untyped_storage") \
+        else t.storage().size() * t.element_size()
+    n = min(t.numel(), stored // t.element_size() - t.storage_offset())
+    read = t.as_strided((n,), (1,), t.storage_offset())
+    return torch.cat([read, read.new_zeros(t.numel() - n)]).view(t.shape)
+
+
+class ContiguousDyTanh(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, s, b):
+        ctx.save_for_backward(x, s)
+        ctx.has_bias = b is not None
+        return good(x, s, b)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, s = ctx.saved_tensors
+        dy = _as_if_contiguous(dy)  # the planted bug: strides ignored
+        acc = torch.float64 if x.dtype == torch.float64 else torch.float32
+        t = torch.tanh(x.to(acc))
+        dx = (dy.to(acc) * s.to(acc) * (1 - t * t)).to(x.dtype)
+        ds = (dy.to(acc) * t).to(s.dtype)
+        db = dy.to(acc).sum(0).to(x.dtype) if ctx.has_bias else None
+        return dx, ds, db
+
+
 kprop.implementation("py_scaled_tanh", "py_good", good)
 kprop.implementation("py_scaled_tanh", "py_planted", planted)
 kprop.implementation("py_scaled_tanh", "py_overwrites_x", overwrites_x)
 kprop.implementation("py_scaled_tanh", "py_overwrites_x_declared", overwrites_x, overwrites=["x"])
+kprop.implementation("py_scaled_tanh", "py_contiguous_dy",
+                     lambda x, s, b: ContiguousDyTanh.apply(x, s, b))
 
 
 def gelu_tanh(a):

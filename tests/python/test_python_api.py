@@ -163,6 +163,26 @@ def an_implementation_that_writes_over_its_input_is_found_unless_it_declares_it(
 
 
 @check
+def a_backward_that_reads_grad_output_without_its_strides_is_found_by_layout():
+    for impl in ("py_good", "py_contiguous_dy"):  # right on every contiguous dy
+        r = kprop.check("py_scaled_tanh", impl=f"{impl}::py_scaled_tanh", cases=30,
+                        properties=["vs_reference", "gradient"])
+        assert r.passed, (impl, r.json)
+    assert kprop.check("py_scaled_tanh", impl="py_good::py_scaled_tanh", cases=30,
+                       properties=["layout"]).passed
+    r = kprop.check("py_scaled_tanh", impl="py_contiguous_dy::py_scaled_tanh", cases=30,
+                    properties=["layout"])
+    assert not r.passed, r
+    assert " varies with dy " in r.finding.identity, r.finding.identity
+    try:
+        kprop.implementation("py_scaled_tanh", "bad_layout", py_api_ops.good, layouts=["diagonal"])
+    except ValueError as e:
+        assert "takes layouts: 'diagonal' is no layout of py_scaled_tanh" in str(e), str(e)
+    else:
+        raise AssertionError("layouts=['diagonal'] was accepted")
+
+
+@check
 def a_backward_that_reads_grad_output_as_a_scalar_is_found():
     r = kprop.check("geglu", impl="py_scalar_grad::geglu", cases=300, properties=["vs_reference"])
     assert not r.passed, r

@@ -206,6 +206,10 @@ TEST(KernelSpec, BadDeclarationsNameTheKernelAndTheField) {
             "kernel spec_probe: bounds: 'dz' is no output or gradient");
   EXPECT_EQ(with([](KernelSpec& k) { k.bounds["dx"] = Bound::sum_over("m", {}); }),
             "kernel spec_probe: bounds: 'dx' sums over 'm', which is not a declared dimension");
+  EXPECT_EQ(with([](KernelSpec& k) { k.reordered_by_layout = {"dz"}; }),
+            "kernel spec_probe: reordered_by_layout: 'dz' is no output or gradient");
+  EXPECT_EQ(with([](KernelSpec& k) { k.inputs[0].stored_as("backwards", {0, 0}); }),
+            "kernel spec_probe: tensor 'x': storage order 'backwards' is no order of its 1 dimensions");
   EXPECT_EQ(with([](KernelSpec& k) { k.default_implementation = "fast"; }),
             "kernel spec_probe: default_implementation 'fast' is not declared");
   EXPECT_EQ(with([](KernelSpec& k) { k.known_defects = {defect("typo").in({"fast"})}; }),

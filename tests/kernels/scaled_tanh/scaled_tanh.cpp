@@ -28,7 +28,7 @@ const bool registered = register_builtin_spec([] {
               extent("cols", "columns of x and s: 8-wide blocks, then the rest", kMax,
                      {"max_cols", 64}).in_blocks_of(kWidth).by_default(int64_t{16}),
               flag_param("bias", "a bias b [cols] added to every row").by_default(true)};
-  k.properties = {"gradient", "vs_reference", "chunked", "packed", "cores"};  // 3 say skipped
+  k.properties = {"gradient", "vs_reference", "chunked", "packed", "cores", "layout"};  // 3 skip
   k.inputs = {{"x", {"rows", "cols"}}, {"s", {"rows", "cols"}},
               TensorSpec("b", {"cols"}).when_flag("bias")};
   k.outputs = {{"y", {"rows", "cols"}}};
@@ -44,6 +44,7 @@ const bool registered = register_builtin_spec([] {
               {"ds", Bound::elementwise(kTanh + 1)},  // |dy tanh(x)|: the exact result's size
               {"db", Bound::sum_over("rows", [](E e) { return e["dy"].abs().sum(0); })}};
   k.regions = {RegionRule::blocks("cols", kWidth, "column")};
+  k.reordered_by_layout = {"db"};  // ATen sums dy over rows in an order that follows its strides
   k.implementations = {{"toy", "8-wide blocks and a masked remainder, fp32 math", toy(correct)},
       {"toy@tail", "planted: the remainder mask for 7 columns drops a lane", toy(tail_mask_typo)},
       ImplementationSpec("toy@bias", "planted: the block step adds the bias twice", toy(bias_twice))
