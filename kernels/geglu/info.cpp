@@ -138,7 +138,12 @@ KernelSpec spec() {
   return k;
 }
 
-const bool registered = register_builtin_spec(spec());
+const bool registered = [] {
+  const bool ok = register_builtin_spec(spec());
+  // The float64 reference checks the contract too: it takes the same layouts.
+  declare_takes("geglu", "reference", contract_layouts());
+  return ok;
+}();
 
 }  // namespace
 }  // namespace kprop::geglu
