@@ -173,6 +173,11 @@ class KernelInfo {
   // bit-identity. An implementation may say so of all its results alone (Takes).
   virtual std::vector<std::string> reordered_by_layout() const { return {}; }
 
+  // True when every implementation may return another rounding on every call (atomics):
+  // `determinism` then holds repeated calls to the derived bound instead of bit-identity.
+  // An implementation may say so alone (Takes::nondeterministic).
+  virtual bool nondeterministic() const { return false; }
+
   // Packed sequences and state handed on; nullptr for kernels without them.
   virtual const SequenceFamily* sequences() const { return nullptr; }
 

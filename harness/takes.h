@@ -33,6 +33,9 @@ struct Takes {
   // kernel anew for unit strides): `layout` then holds it to the derived bound, not to
   // bit-identical results.
   bool layout_changes_reduction_order = false;
+  // It sums with atomics or otherwise returns another rounding on some calls:
+  // `determinism` holds its repeated calls to the derived bound, not to the same bits.
+  bool nondeterministic = false;
 
   bool takes_dtype(DType d) const;
 };

@@ -145,7 +145,8 @@ void declare_takes(const std::string& kernel, const std::string& impl,
                    const std::map<std::string, std::vector<std::string>>& choices,
                    const std::map<std::string, bool>& flags,
                    const std::vector<std::string>& overwrites,
-                   const std::vector<std::string>& layouts, bool layout_changes_reduction_order) {
+                   const std::vector<std::string>& layouts, bool layout_changes_reduction_order,
+                   bool nondeterministic) {
   usage([&] {
     kprop::Takes t;
     for (const auto& d : dtypes) {
@@ -162,6 +163,7 @@ void declare_takes(const std::string& kernel, const std::string& impl,
     t.overwrites = overwrites;
     t.layouts = layouts;
     t.layout_changes_reduction_order = layout_changes_reduction_order;
+    t.nondeterministic = nondeterministic;
     kprop::declare_takes(kernel, impl, std::move(t));
   });
 }
@@ -182,7 +184,7 @@ PYBIND11_MODULE(_kprop, m) {
         "A kernel's operator schemas and its inputs and outputs by name.");
   m.def("declare_takes", &declare_takes, py::arg("kernel"), py::arg("impl"), py::arg("dtypes"),
         py::arg("devices"), py::arg("ranges"), py::arg("choices"), py::arg("flags"),
-        py::arg("overwrites"), py::arg("layouts"), py::arg("layout_changes_reduction_order"),
+        py::arg("overwrites"), py::arg("layouts"), py::arg("layout_changes_reduction_order"), py::arg("nondeterministic"),
         "Declares what an implementation takes (harness/takes.h).");
   m.def("register_kernel",
         [](const py::dict& d) { return usage([&] { return kprop::python::register_python_kernel(d); }); },

@@ -191,10 +191,13 @@ struct KernelSpec {
   std::vector<Limit> limits;
   std::shared_ptr<const Schema> owned_schema;  // set by compile_spec from params
   std::vector<DType> dtypes{DType::float64, DType::float32, DType::bfloat16, DType::float16};
-  std::vector<std::string> properties{"gradient", "vs_reference", "layout"};
+  std::vector<std::string> properties{"gradient", "vs_reference", "layout", "determinism"};
   // Results that are sums whose order may follow the layout of what they sum (KernelInfo::
   // reordered_by_layout): `layout` holds them to the derived bound, the rest bit for bit.
   std::vector<std::string> reordered_by_layout;
+  // Every implementation may return another rounding on each call (KernelInfo::
+  // nondeterministic): `determinism` holds repeated calls to the derived bound.
+  bool nondeterministic = false;
   // Named dimensions; one that a tensor names and nobody declares is the integer parameter
   // of that name (param_dim).
   std::vector<Dim> dims;

@@ -198,6 +198,7 @@ class SpecKernel final : public KernelInfo {
   std::vector<std::string> reordered_by_layout() const override {
     return spec_.reordered_by_layout;
   }
+  bool nondeterministic() const override { return spec_.nondeterministic; }
   const SequenceFamily* sequences() const override { return spec_.sequences; }
   std::vector<KnownDefect> known_defects() const override { return spec_.known_defects; }
   std::optional<std::string> refusal(const Case& c, const std::string& impl) const override {

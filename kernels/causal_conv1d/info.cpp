@@ -217,7 +217,8 @@ KernelSpec spec() {
   k.forward_schema = kForwardSchema;
   k.backward_schema = kBackwardSchema;
   k.schema = &causal_conv1d::schema();
-  k.properties = {"gradient", "chunked", "packed", "vs_reference", "cores", "layout"};
+  k.properties = {"gradient", "chunked", "packed", "vs_reference", "cores", "layout",
+                  "determinism"};
   // Models that run time-major ([T, B, D]) hand x and dy as transposed views.
   k.inputs = {TensorSpec("x").stored_as("time-major", {1, 0, 2}), TensorSpec("w").as("weight"),
               TensorSpec("b").as("bias").when_flag("bias"),

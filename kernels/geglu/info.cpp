@@ -103,7 +103,7 @@ KernelSpec spec() {
   k.forward_schema = kForwardSchema;
   k.backward_schema = kBackwardSchema;
   k.schema = &geglu::schema();
-  k.properties = {"gradient", "vs_reference", "policy", "invariance", "layout"};
+  k.properties = {"gradient", "vs_reference", "policy", "invariance", "layout", "determinism"};
   k.inputs = {TensorSpec("a"), TensorSpec("b")};
   k.outputs = {TensorSpec("c")};
   k.reference = forward<reference_forward>;

@@ -82,7 +82,7 @@ def _some_tensor(values, like):
 
 def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None, choices=None,
                    flags=None, overwrites=None, layouts=None, layout_changes_reduction_order=False,
-                   dispatch_key=None):
+                   nondeterministic=False, dispatch_key=None):
     """Registers ``fn`` as the implementation ``name::kernel`` and returns that name.
 
     ``fn`` takes the kernel's forward arguments by name and returns its outputs (a tensor,
@@ -97,7 +97,9 @@ def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None,
     the layouts it takes its tensors in (``["offset", "stride-0"]``; default every one:
     docs/bug-classes.md), and ``layout_changes_reduction_order`` says that another layout
     of the same values may be summed in another order (``layout`` then holds it to the
-    derived bound instead of bit-identity)."""
+    derived bound instead of bit-identity). ``nondeterministic`` says that it may return
+    another rounding on every call (atomics): ``determinism`` then holds its repeated calls
+    to the derived bound instead of the same bits."""
     if not name.isidentifier():
         raise ValueError(f"implementation name {name!r} must be an identifier (it names the "
                          "operator namespace)")
@@ -147,10 +149,11 @@ def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None,
     full = f"{name}::{kernel}"
     # Declared first: a bad declaration leaves nothing registered.
     if any(x is not None for x in (dtypes, devices, accepts, choices, flags, overwrites, layouts)) \
-            or layout_changes_reduction_order:
+            or layout_changes_reduction_order or nondeterministic:
         takes(kernel, full, dtypes=dtypes, devices=devices, accepts=accepts, choices=choices,
               flags=flags, overwrites=overwrites, layouts=layouts,
-              layout_changes_reduction_order=layout_changes_reduction_order)
+              layout_changes_reduction_order=layout_changes_reduction_order,
+              nondeterministic=nondeterministic)
     lib = torch.library.Library(name, "DEF")
     lib.define(sig.forward_schema)
     lib.define(sig.backward_schema)
@@ -166,7 +169,8 @@ def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None,
 
 
 def takes(kernel, impl, *, dtypes=None, devices=None, accepts=None, choices=None, flags=None,
-          overwrites=None, layouts=None, layout_changes_reduction_order=False):
+          overwrites=None, layouts=None, layout_changes_reduction_order=False,
+          nondeterministic=False):
     """Declares what implementation ``impl`` (``NS::kernel``, however it was registered)
     takes; ``implementation()``'s keywords. A bad declaration raises ValueError naming the
     kernel, the implementation and the field."""
@@ -174,7 +178,7 @@ def takes(kernel, impl, *, dtypes=None, devices=None, accepts=None, choices=None
                          list(devices or []), {k: tuple(v) for k, v in (accepts or {}).items()},
                          {k: list(v) for k, v in (choices or {}).items()}, dict(flags or {}),
                          list(overwrites or []), list(layouts or []),
-                         bool(layout_changes_reduction_order))
+                         bool(layout_changes_reduction_order), bool(nondeterministic))
 
 
 _DTYPES = {torch.float64: "float64", torch.float32: "float32", torch.bfloat16: "bfloat16",

@@ -20,11 +20,11 @@ line_like unknown err "kprop: unknown kernel 'scaled_tanh'; known kernels: [a-z0
 grep -q 'scaled_tanh;.*scaled_tanh' "$tmp/unknown.err" && fail "scaled_tanh listed as known"
 only unknown out ""
 
-# check: the bias defect is found (by vs_reference, in y; the gradient check sees it through
-# db: tests/unit/test_elementwise_kernel.cpp), shrunk and kept once; exit 1.
+# check: the bias defect is found (by the gradient check, through db), localized to the
+# forward call that is wrong, shrunk and kept once; exit 1.
 run bias 1 "$kprop" check scaled_tanh --impl toy@bias --corpus "$corpus" "${common[@]}"
-line bias out "kprop check scaled_tanh --impl toy@bias --seed 0: 1000 cases over gradient, vs_reference, chunked, packed, cores, layout"
-line_like bias out 'FAIL after 8 cases \([0-9]+\.[0-9]{2} s\): scaled_tanh/toy@bias/vs_reference/y \[8-wide blocks\]'
+line bias out "kprop check scaled_tanh --impl toy@bias --seed 0: 1000 cases over gradient, vs_reference, chunked, packed, cores, layout, determinism"
+line_like bias out 'FAIL after 8 cases \([0-9]+\.[0-9]{2} s\): scaled_tanh/toy@bias/gradient/db \[8-wide blocks\]'
 line bias out "defect: $bias_identity"
 line bias out "  property           vs_reference"
 line bias out "  rows               1"
@@ -73,11 +73,11 @@ run tail 1 "$kprop" check scaled_tanh --impl toy@tail --property vs_reference --
 line tail out "defect: scaled_tanh/toy@tail/y [last column]"
 line tail out "  cols               7"
 
-# The correct implementation with a pinned parameter passes: 101 cases checked (gradient,
-# vs_reference and layout), 99 skipped (chunked, packed, cores); exit 0.
+# The correct implementation with a pinned parameter passes: 114 cases checked (gradient,
+# vs_reference, layout, determinism), 86 skipped (chunked, packed, cores); exit 0.
 run pinned 0 "$kprop" check scaled_tanh --set cols=9 --cases 200 --no-corpus "${common[@]}"
-line pinned out "kprop check scaled_tanh --impl toy --seed 0: 200 cases over gradient, vs_reference, chunked, packed, cores, layout"
-line_like pinned out '200 cases: 101 passed, 0 failed, 0 known failures, 0 rejected, 99 skipped in [0-9]+\.[0-9]{2} s \([0-9]+ cases/s\)'
+line pinned out "kprop check scaled_tanh --impl toy --seed 0: 200 cases over gradient, vs_reference, chunked, packed, cores, layout, determinism"
+line_like pinned out '200 cases: 114 passed, 0 failed, 0 known failures, 0 rejected, 86 skipped in [0-9]+\.[0-9]{2} s \([0-9]+ cases/s\)'
 line pinned out "PASS: no new counterexample in 200 cases"
 
 # A forward that stores tanh(x) over its input x returns the right y: the check that every

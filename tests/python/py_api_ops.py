@@ -8,6 +8,7 @@ kprop's Python API (an importable module, so that ``--import py_api_ops`` replay
   kernel reuses a buffer; ``py_overwrites_x_declared`` does the same and declares it.
   ``py_contiguous_dy``, an ``autograd.Function`` whose backward reads the grad_output's
   memory as if it were contiguous (no strides), right on every contiguous dy.
+  ``py_random_order`` sums db over rows in an order drawn anew on every call, as atomics do.
 - implementations of kprop's own ``geglu`` registered with ``kprop.implementation``, both
   taking float32 only: ``py_geglu``, a plain function; ``py_scalar_grad``, an
   ``autograd.Function`` whose backward reads grad_output as a scalar (its mean), the bug
@@ -45,7 +46,7 @@ KERNEL = kprop.Kernel(
             "ds": kprop.elementwise(5, lambda e: (e["dy"] * torch.tanh(e["x"])).abs()),
             "db": kprop.sum_over("rows", lambda e: e["dy"].abs().sum(0))},
     regions={"cols": column_region},
-    properties=["gradient", "vs_reference", "layout"],
+    properties=["gradient", "vs_reference", "layout", "determinism"],
     reordered_by_layout=["db"])  # db = dy summed over rows by torch, in an order that follows dy's strides
 
 
@@ -98,10 +99,35 @@ class ContiguousDyTanh(torch.autograd.Function):
         return dx, ds, db
 
 
+class RandomOrderTanh(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, s, b):
+        ctx.save_for_backward(x, s)
+        ctx.has_bias = b is not None
+        return good(x, s, b)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, s = ctx.saved_tensors
+        acc = torch.float64 if x.dtype == torch.float64 else torch.float32
+        t = torch.tanh(x.to(acc))
+        dx = (dy.to(acc) * s.to(acc) * (1 - t * t)).to(x.dtype)
+        ds = (dy.to(acc) * t).to(s.dtype)
+        db = None
+        if ctx.has_bias:
+            db = torch.zeros(dy.shape[1], dtype=acc)
+            for r in torch.randperm(dy.shape[0]).tolist():  # the planted nondeterminism
+                db = db + dy[r].to(acc)
+            db = db.to(x.dtype)
+        return dx, ds, db
+
+
 kprop.implementation("py_scaled_tanh", "py_good", good)
 kprop.implementation("py_scaled_tanh", "py_planted", planted)
 kprop.implementation("py_scaled_tanh", "py_overwrites_x", overwrites_x)
 kprop.implementation("py_scaled_tanh", "py_overwrites_x_declared", overwrites_x, overwrites=["x"])
+kprop.implementation("py_scaled_tanh", "py_random_order",
+                     lambda x, s, b: RandomOrderTanh.apply(x, s, b))
 kprop.implementation("py_scaled_tanh", "py_contiguous_dy",
                      lambda x, s, b: ContiguousDyTanh.apply(x, s, b))
 

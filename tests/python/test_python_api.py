@@ -183,6 +183,23 @@ def a_backward_that_reads_grad_output_without_its_strides_is_found_by_layout():
 
 
 @check
+def a_sum_in_a_new_order_on_every_call_is_found_by_determinism_unless_declared():
+    r = kprop.check("py_scaled_tanh", impl="py_random_order::py_scaled_tanh", cases=60,
+                    properties=["vs_reference", "gradient", "layout"])
+    assert r.passed, r.json
+    r = kprop.check("py_scaled_tanh", impl="py_random_order::py_scaled_tanh", cases=300,
+                    properties=["determinism"])
+    assert not r.passed, r
+    assert r.finding.identity.startswith(
+        "py_scaled_tanh/py_random_order::py_scaled_tanh/db differs between calls"), r.finding.identity
+    kprop.takes("py_scaled_tanh", "py_random_order::py_scaled_tanh", nondeterministic=True)
+    r = kprop.check("py_scaled_tanh", impl="py_random_order::py_scaled_tanh", cases=60,
+                    properties=["determinism"])
+    kprop.takes("py_scaled_tanh", "py_random_order::py_scaled_tanh")
+    assert r.passed, r.json
+
+
+@check
 def a_backward_that_reads_grad_output_as_a_scalar_is_found():
     r = kprop.check("geglu", impl="py_scalar_grad::geglu", cases=300, properties=["vs_reference"])
     assert not r.passed, r

@@ -1,0 +1,75 @@
+// determinism: the same call, made again on the same inputs and cotangents, gives the same
+// bits. A kernel that sums with atomics, or picks a split by the free hardware, returns
+// another rounding on every call: a training run is then not reproducible, and a search
+// that compares two calls (chunked, packed) sees noise. Such an implementation declares it
+// (Takes::nondeterministic; a spec for all its implementations): its repeated calls are
+// then held to the derived bound of two computations instead, and the rows say which rule
+// held ("twice, bit for bit" or "twice, within the bound: declared nondeterministic").
+// A difference is the symptom "dw differs between calls".
+#include <algorithm>
+
+#include "harness/properties/calls.h"
+#include "harness/properties/registry.h"
+#include "harness/takes.h"
+
+namespace kprop {
+
+namespace {
+
+// Calls after the first: an atomic race shows on some calls only.
+constexpr int kRepeats = 3;
+
+class Determinism final : public Property {
+ public:
+  std::string name() const override { return "determinism"; }
+  std::string about() const override {
+    return "the same call repeated gives the same bits (within the bound where the "
+           "implementation declares atomics or other nondeterminism)";
+  }
+  std::vector<DType> dtypes() const override {
+    return {DType::float32, DType::bfloat16, DType::float16};
+  }
+
+  Verdict check(const KernelInfo& kernel, const Implementation& impl,
+                const Case& c) const override {
+    Verdict v = open_verdict(kernel, c);
+    const Takes* takes = declared_takes(kernel.name(), impl.name);
+    const bool declared = kernel.nondeterministic() || (takes != nullptr && takes->nondeterministic);
+    Calls calls(kernel, impl, v);
+    const Problem p = kernel.materialize(c);
+    const NamedTensors outputs = calls.forward(p);
+    const NamedTensors cot = random_cotangents(kernel, p, outputs);
+    const NamedTensors first = merged(outputs, calls.backward(p, cot));
+    NamedTensors bounds;
+    if (declared) bounds = kernel.error_bounds(p, cot, calls.reference(p, cot), {0, 0});
+    const std::string check = declared ? "twice, within the bound: declared nondeterministic"
+                                       : "twice, bit for bit";
+    const std::string deviation = declared ? "differs between calls beyond the bound"
+                                           : "differs between calls";
+    for (int i = 0; i < kRepeats; ++i) {
+      const NamedTensors again = merged(calls.forward(p), calls.backward(p, cot));
+      auto rows = compare_exact(kernel, p, again, first, deviation, check);
+      if (declared)
+        for (const auto& within : compare(kernel, p, again, first, bounds, check))
+          for (auto& r : rows)
+            if (r.tensor == within.tensor) {
+              r.mismatches = within.mismatches;
+              r.error_over_bound = within.error_over_bound;
+            }
+      const bool differs = std::any_of(rows.begin(), rows.end(),
+                                       [](const TensorError& r) { return !r.passed(); });
+      // One differing call says it; else the last call's rows, all passed, say what was held.
+      if (differs || i + 1 == kRepeats) {
+        append(v.tensors, std::move(rows));
+        break;
+      }
+    }
+    conclude(v);
+    return v;
+  }
+};
+
+const bool registered = register_property(std::make_unique<Determinism>());
+
+}  // namespace
+}  // namespace kprop
