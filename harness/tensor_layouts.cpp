@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <limits>
+
 namespace kprop {
 
 at::Tensor transposed_storage(const at::Tensor& t) {
@@ -41,17 +43,38 @@ at::Tensor broadcast_first_slice(const at::Tensor& t) {
   return t.narrow(0, 0, 1).contiguous().expand(t.sizes());
 }
 
+at::Tensor between_margins(const at::Tensor& t, int64_t margin, const at::Scalar& before,
+                           const at::Scalar& after) {
+  at::Tensor buffer = at::empty({margin + t.numel() + margin}, t.options());
+  buffer.narrow(0, 0, margin).fill_(before);
+  buffer.narrow(0, margin + t.numel(), margin).fill_(after);
+  return buffer.narrow(0, margin, t.numel()).view(t.sizes()).copy_(t);
+}
+
+at::Scalar guard_sentinel(at::ScalarType dtype) {
+  if (at::isFloatingType(dtype)) return at::Scalar(std::numeric_limits<double>::quiet_NaN());
+  switch (dtype) {
+    case at::kBool: return at::Scalar(true);
+    case at::kByte: return at::Scalar(int64_t{std::numeric_limits<uint8_t>::max()});
+    case at::kChar: return at::Scalar(int64_t{std::numeric_limits<int8_t>::max()});
+    case at::kShort: return at::Scalar(int64_t{std::numeric_limits<int16_t>::max()});
+    case at::kInt: return at::Scalar(int64_t{std::numeric_limits<int32_t>::max()});
+    default: return at::Scalar(std::numeric_limits<int64_t>::max());
+  }
+}
+
+at::Tensor whole_storage(const at::Tensor& t) {
+  const auto n = static_cast<int64_t>(t.storage().nbytes()) / t.element_size();
+  return at::empty({0}, t.options()).set_(t.storage(), 0, {n}, {1});
+}
+
 at::Tensor same_layout_on(const at::Tensor& t, const c10::Device& device) {
   if (!t.defined()) return t;
-  if (t.is_contiguous() && t.storage_offset() == 0) return t.to(device, /*non_blocking=*/false, /*copy=*/true);
-  // The span of storage t addresses, from its start: copied whole, then viewed as t is.
-  int64_t extent = t.storage_offset() + 1;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.size(d) == 0) return at::empty_strided(t.sizes(), t.strides(), t.options().device(device));
-    extent += (t.size(d) - 1) * t.stride(d);
-  }
-  const at::Tensor span = t.as_strided({extent}, {1}, 0).to(device, false, /*copy=*/true);
-  return span.as_strided(t.sizes(), t.strides(), t.storage_offset());
+  const bool plain = t.is_contiguous() && t.storage_offset() == 0 &&
+                     t.storage().nbytes() == t.nbytes();
+  if (plain) return t.to(device, /*non_blocking=*/false, /*copy=*/true);
+  const at::Tensor storage = whole_storage(t).to(device, false, /*copy=*/true);
+  return storage.as_strided(t.sizes(), t.strides(), t.storage_offset());
 }
 
 void write_into(const at::Tensor& t, const at::Tensor& values) {

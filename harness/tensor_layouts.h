@@ -29,9 +29,22 @@ at::Tensor broadcast_first_element(const at::Tensor& t);
 // gradient broadcast over a batch; rank >= 1.
 at::Tensor broadcast_first_slice(const at::Tensor& t);
 
-// A copy of t on `device` (also the CPU) with t's sizes, strides and storage offset, and the storage
-// around it as it was (Tensor::to copies a strided view densely, so a device kernel would
-// never see a strided tensor).
+// t's values as a contiguous slice of a larger buffer: `margin` elements before it, filled
+// with `before`, and `margin` after it, filled with `after` (`guard` reads what a kernel
+// does with memory around a tensor that is not its own).
+at::Tensor between_margins(const at::Tensor& t, int64_t margin, const at::Scalar& before,
+                           const at::Scalar& after);
+
+// What a kernel that reads past a tensor must not find unnoticed: NaN for a floating
+// dtype, the largest value for an integer one, true for bool.
+at::Scalar guard_sentinel(at::ScalarType dtype);
+
+// All of t's storage as a flat tensor of t's dtype: the memory it addresses and around it.
+at::Tensor whole_storage(const at::Tensor& t);
+
+// A copy of t on `device` (also the CPU) with t's sizes, strides and storage offset, and all
+// of the storage around it as it was (Tensor::to copies a strided view densely, so a device
+// kernel would never see a strided tensor, nor the margins `guard` puts around one).
 at::Tensor same_layout_on(const at::Tensor& t, const c10::Device& device);
 
 // Writes `values` (t's shape) into t's memory. A broadcast t (an expanded tensor) is

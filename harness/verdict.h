@@ -103,6 +103,17 @@ std::vector<TensorError> compare_exact(const KernelInfo& kernel, const Problem& 
                                        const NamedTensors& actual, const NamedTensors& expected,
                                        const std::string& deviation, const std::string& check);
 
+// compare_exact's rows held to `bounds` instead of to the same bits: each row says how
+// far the bits differ, and fails only where the difference exceeds the bound (two
+// computations that may sum in another order: a declared nondeterministic kernel, a
+// layout that changes a reduction order).
+std::vector<TensorError> compare_exact_within(const KernelInfo& kernel, const Problem& p,
+                                              const NamedTensors& actual,
+                                              const NamedTensors& expected,
+                                              const NamedTensors& bounds,
+                                              const std::string& deviation,
+                                              const std::string& check);
+
 // Adds `rows` after the rows a verdict already has (those its calls recorded: a tensor
 // handed back changed).
 void append(std::vector<TensorError>& to, std::vector<TensorError> rows);

@@ -22,15 +22,7 @@ Calls::Calls(const KernelInfo& kernel, const Implementation& impl, Verdict& verd
 }
 
 void Calls::collect_memory_findings() const {
-  for (auto& f : MemcheckLog::take()) {
-    bool folded = false;
-    for (auto& seen : verdict_.memory)
-      if (seen.kind == f.kind && seen.tensor == f.tensor && seen.site == f.site) {
-        seen.count += f.count;
-        folded = true;
-      }
-    if (!folded) verdict_.memory.push_back(f);
-  }
+  for (auto& f : MemcheckLog::take()) fold(verdict_.memory, f);
 }
 
 template <typename F>
@@ -106,7 +98,7 @@ NamedTensors Calls::watching(const std::string& side, const Problem& p,
   if (changes.empty()) return out;
   NamedTensors results;  // copies: a result may share a changed tensor's memory
   for (const auto& [name, t] : out) results.set(name, t.defined() ? t.clone() : t);
-  watched.restore(changes);
+  watched.restore();
   // One row per tensor and side: a property calls an implementation many times.
   auto& rows = verdict_.tensors;
   const std::string deviation = "overwritten by the " + side;
@@ -115,6 +107,13 @@ NamedTensors Calls::watching(const std::string& side, const Problem& p,
           return t.tensor == row.tensor && t.deviation == row.deviation;
         }))
       rows.push_back(std::move(row));
+  // A store into the memory around a tensor, as the device memory checker would report it.
+  for (const auto& s : changes.strays)
+    fold(verdict_.memory, {MemoryFinding::Kind::out_of_bounds_store, s.tensor,
+                           s.side + ", in the " + side, s.offset,
+                           handed->inputs.has(s.tensor) ? handed->inputs.get(s.tensor).numel()
+                                                        : handed_cotangents.get(s.tensor).numel(),
+                           s.count});
   return results;
 }
 

@@ -21,7 +21,6 @@ at::ScalarType bits_of(at::ScalarType t) {
   }
 }
 
-bool dense_on_cpu(const at::Tensor& t) { return t.is_cpu() && t.is_contiguous(); }
 }  // namespace
 
 NamedTensors with_copies_of(const NamedTensors& tensors, const std::vector<std::string>& names) {
@@ -48,41 +47,81 @@ HandedTensors::HandedTensors(const NamedTensors& inputs, const NamedTensors& cot
 void HandedTensors::keep(const NamedTensors& tensors, const std::vector<std::string>& exempt) {
   for (const auto& [name, t] : tensors) {
     if (!t.defined() || named(exempt, name)) continue;
-    Kept k{name, t, {}, {}};
-    if (dense_on_cpu(t))
-      k.bytes.assign(static_cast<const char*>(t.data_ptr()), t.nbytes());
+    Kept k{name, t, whole_storage(t), {}, {}};
+    if (t.is_cpu())
+      k.bytes.assign(static_cast<const char*>(k.storage.data_ptr()), k.storage.nbytes());
     else
-      k.copy = t.clone();
+      k.copy = k.storage.clone();
     kept_.push_back(std::move(k));
   }
 }
 
 bool HandedTensors::Kept::unchanged() const {
-  if (copy.defined()) return same_bits(handed, copy);
-  return dense_on_cpu(handed) && handed.nbytes() == bytes.size() &&
-         std::memcmp(handed.data_ptr(), bytes.data(), bytes.size()) == 0;
+  if (copy.defined()) return same_bits(storage, copy);
+  return storage.nbytes() == bytes.size() &&
+         std::memcmp(storage.data_ptr(), bytes.data(), bytes.size()) == 0;
 }
 
-at::Tensor HandedTensors::Kept::as_handed() const {
+at::Tensor HandedTensors::Kept::storage_before() const {
   if (copy.defined()) return copy.to(at::kCPU);
-  at::Tensor t = at::empty(handed.sizes(), handed.options());
+  at::Tensor t = at::empty(storage.sizes(), storage.options());
   std::memcpy(t.data_ptr(), bytes.data(), bytes.size());
   return t;
 }
+
+namespace {
+
+// The elements of `now` (a storage, flat) that differ from `before`, and are not among the
+// elements `t` addresses, counted by side.
+std::vector<HandedTensors::Stray> strays_around(const std::string& name, const at::Tensor& t,
+                                                const at::Tensor& now, const at::Tensor& before) {
+  const auto bits = bits_of(now.scalar_type());
+  at::Tensor changed = now.is_floating_point() ? now.view(bits).ne(before.view(bits)) : now.ne(before);
+  at::Tensor addressed = at::zeros_like(changed);
+  if (t.numel() > 0) addressed.as_strided(t.sizes(), t.strides(), t.storage_offset()).fill_(true);
+  changed &= addressed.logical_not();
+  if (!changed.any().item<bool>()) return {};
+  const int64_t first = t.storage_offset();
+  int64_t last = first;  // the last element t addresses
+  for (int64_t d = 0; d < t.dim(); ++d) last += (t.size(d) - 1) * t.stride(d);
+  const at::Tensor where = changed.nonzero().reshape({-1});
+  const int64_t n = now.numel();
+  const std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> sides = {
+      {"before its start", {0, first}},
+      {"between its elements", {first, last + 1}},
+      {"past its end", {last + 1, n}}};
+  std::vector<HandedTensors::Stray> out;
+  for (const auto& [side, range] : sides) {
+    const at::Tensor in = where.masked_select(where.ge(range.first).logical_and(where.lt(range.second)));
+    if (in.numel() > 0)
+      out.push_back({name, side, in[0].item<int64_t>() - first, in.numel()});
+  }
+  return out;
+}
+
+}  // namespace
 
 HandedTensors::Changes HandedTensors::changes() const {
   Changes c;
   for (const auto& k : kept_) {
     if (k.unchanged()) continue;
-    c.now.set(k.name, k.handed.to(at::kCPU, /*non_blocking=*/false, /*copy=*/true));
-    c.before.set(k.name, k.as_handed());
+    const at::Tensor now = k.storage.to(at::kCPU, /*non_blocking=*/false, /*copy=*/true);
+    const at::Tensor before = k.storage_before();
+    auto as_handed = [&](const at::Tensor& s) {
+      return s.as_strided(k.handed.sizes(), k.handed.strides(), k.handed.storage_offset());
+    };
+    if (!same_bits(as_handed(now), as_handed(before))) {
+      c.now.set(k.name, as_handed(now).clone());
+      c.before.set(k.name, as_handed(before).clone());
+    }
+    for (auto& s : strays_around(k.name, k.handed, now, before)) c.strays.push_back(std::move(s));
   }
   return c;
 }
 
-void HandedTensors::restore(const Changes& changes) const {
+void HandedTensors::restore() const {
   for (const auto& k : kept_)
-    if (changes.before.has(k.name)) write_into(k.handed, changes.before.get(k.name));
+    if (!k.unchanged()) k.storage.copy_(k.storage_before());
 }
 
 }  // namespace kprop

@@ -60,14 +60,8 @@ class Layout final : public Property {
       append(v.tensors, compare_exact(kernel, p, actual, exact, "varies with " + label, label));
       if (bounded.size() == 0) return;
       const auto bounds = kernel.error_bounds(p, used, calls.reference(p, used), {0, 0});
-      auto rows = compare_exact(kernel, p, actual, bounded, "varies with " + label + " beyond the bound", label);
-      for (const auto& within : compare(kernel, p, actual, bounded, bounds, label))
-        for (auto& r : rows)
-          if (r.tensor == within.tensor) {
-            r.mismatches = within.mismatches;
-            r.error_over_bound = within.error_over_bound;
-          }
-      append(v.tensors, std::move(rows));
+      append(v.tensors, compare_exact_within(kernel, p, actual, bounded, bounds,
+                                             "varies with " + label + " beyond the bound", label));
     };
 
     int tried = 0;

@@ -22,6 +22,15 @@ std::string describe(const MemoryFinding& f) {
                      f.tensor, f.offset, f.extent, f.site, f.count, f.count == 1 ? "" : "es");
 }
 
+void fold(std::vector<MemoryFinding>& findings, const MemoryFinding& f) {
+  for (auto& seen : findings)
+    if (seen.kind == f.kind && seen.tensor == f.tensor && seen.site == f.site) {
+      seen.count += f.count;
+      return;
+    }
+  findings.push_back(f);
+}
+
 void MemcheckLog::record(MemoryFinding::Kind kind, const std::string& tensor, const char* site,
                          int64_t offset, int64_t extent) {
   for (auto& f : findings)

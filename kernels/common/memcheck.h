@@ -26,6 +26,9 @@ struct MemoryFinding {
 std::string to_string(MemoryFinding::Kind kind);
 std::string describe(const MemoryFinding& f);
 
+// Adds `f` to `findings`, or its count to the one of the same kind, tensor and site.
+void fold(std::vector<MemoryFinding>& findings, const MemoryFinding& f);
+
 // Per-thread log of findings, folded by (kind, tensor, site).
 class MemcheckLog {
  public:
