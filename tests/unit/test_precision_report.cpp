@@ -491,6 +491,11 @@ TEST(PropagatedError, MatmulAccumulationIsProbedOnTheDevice) {
   const auto ones = [](int64_t r, int64_t c) { return at::ones({r, c}, at::kBFloat16); };
   const double sum = at::mm(ones(1, 4097), ones(4097, 1)).item<double>();
   const double u = matmul_accumulation(at::kBFloat16, at::kCPU);
+  // CPUs with AMX pick the accumulator by shape: 512 ones sum to 256, 4097 to 4096.
+  const double at_probe = at::mm(ones(1, 512), ones(512, 1)).item<double>();
+  if ((at_probe == 512) != (sum == 4096))
+    GTEST_SKIP() << "this CPU's bfloat16 matmul accumulates in bfloat16 at one K and in float32 "
+                    "at another (512 ones: " << at_probe << ", 4097: " << sum << ")";
   if (sum == 4096)  // 4097 rounded once at the end (bf16 spacing 16 there)
     EXPECT_EQ(u, unit_roundoff(at::kFloat));
   else
