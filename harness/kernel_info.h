@@ -92,6 +92,14 @@ struct StorageOrder {
   std::vector<int64_t> order;
 };
 
+// An optional input that the flag parameter `flag` leaves out, and the value that leaving it
+// out equals: `neutral` compares the two calls.
+struct NeutralInput {
+  std::string tensor;  // "b"
+  std::string flag;    // "bias"
+  double value;        // 0
+};
+
 class KernelInfo {
  public:
   virtual ~KernelInfo() = default;
@@ -169,14 +177,18 @@ class KernelInfo {
   // Storage orders its callers use (`layout` hands its tensors in each).
   virtual std::vector<StorageOrder> storage_orders() const { return {}; }
   // The results ("db") that are sums whose order may follow the strides of what they sum
-  // (ATen's reductions do): `layout` holds them to the derived bound instead of
-  // bit-identity. An implementation may say so of all its results alone (Takes).
+  // (ATen's reductions do) or the tiling a code path takes: `layout` and `neutral` hold
+  // them to the derived bound instead of bit-identity. An implementation may say so of all
+  // its results alone (Takes).
   virtual std::vector<std::string> reordered_by_layout() const { return {}; }
 
   // True when every implementation may return another rounding on every call (atomics):
   // `determinism` then holds repeated calls to the derived bound instead of bit-identity.
   // An implementation may say so alone (Takes::nondeterministic).
   virtual bool nondeterministic() const { return false; }
+
+  // Optional inputs whose absence means a value (`neutral`): no bias is a zero bias.
+  virtual std::vector<NeutralInput> neutral_inputs() const { return {}; }
 
   // Packed sequences and state handed on; nullptr for kernels without them.
   virtual const SequenceFamily* sequences() const { return nullptr; }

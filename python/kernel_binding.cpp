@@ -134,6 +134,7 @@ ParamSpec param_of(const py::dict& d) {
 TensorSpec tensor_of(const py::dict& d) {
   TensorSpec t(d["name"].cast<std::string>(), get<std::vector<std::string>>(d, "dims", {}));
   if (const auto flag = get<std::string>(d, "when", ""); !flag.empty()) t.when_flag(flag);
+  if (d.contains("neutral") && !d["neutral"].is_none()) t.neutral(d["neutral"].cast<double>());
   if (!get<bool>(d, "differentiable", true)) t.no_gradient();
   return t;
 }

@@ -81,6 +81,9 @@ struct TensorSpec {
   std::string argument;           // its name in the operator schemas; default: `name`
   // Present in a case (an optional input); default: always.
   std::function<bool(const Case&)> present;
+  std::string flag;  // the flag parameter that makes it present (when_flag), if one does
+  // What leaving it out means (`neutral`): a zero bias, a zero initial state.
+  std::optional<double> neutral_value;
   bool differentiable = true;     // inputs: has a gradient; outputs: takes a cotangent
   // Outputs: takes a cotangent in this case (a final state only when its gradient is
   // asked for); default: whenever present and differentiable.
@@ -96,6 +99,8 @@ struct TensorSpec {
   TensorSpec& when(std::function<bool(const Case&)> f) { present = std::move(f); return *this; }
   TensorSpec& when_flag(const std::string& flag);
   TensorSpec& no_gradient() { differentiable = false; return *this; }
+  // Leaving it out equals passing it filled with `value` (an optional input, when_flag).
+  TensorSpec& neutral(double value) { neutral_value = value; return *this; }
   // Also stored in dimension order `order`, outermost first: .stored_as("time-major", {1, 0, 2}).
   TensorSpec& stored_as(std::string layout, std::vector<int64_t> order) {
     storage_orders.emplace_back(std::move(layout), std::move(order));
@@ -191,9 +196,11 @@ struct KernelSpec {
   std::vector<Limit> limits;
   std::shared_ptr<const Schema> owned_schema;  // set by compile_spec from params
   std::vector<DType> dtypes{DType::float64, DType::float32, DType::bfloat16, DType::float16};
-  std::vector<std::string> properties{"gradient", "vs_reference", "layout", "determinism"};
+  std::vector<std::string> properties{"gradient", "vs_reference", "layout", "determinism", "guard",
+                                     "neutral"};
   // Results that are sums whose order may follow the layout of what they sum (KernelInfo::
-  // reordered_by_layout): `layout` holds them to the derived bound, the rest bit for bit.
+  // reordered_by_layout), or the tiling a code path takes: `layout` and `neutral` hold them
+  // to the derived bound, the rest bit for bit.
   std::vector<std::string> reordered_by_layout;
   // Every implementation may return another rounding on each call (KernelInfo::
   // nondeterministic): `determinism` holds repeated calls to the derived bound.

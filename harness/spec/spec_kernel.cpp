@@ -37,6 +37,7 @@ RegionRule RegionRule::blocks(std::string dim, int64_t width, std::string elemen
 
 TensorSpec& TensorSpec::when_flag(const std::string& flag) {
   present = [flag](const Case& c) { return c.flag(flag); };
+  this->flag = flag;
   return *this;
 }
 
@@ -199,6 +200,12 @@ class SpecKernel final : public KernelInfo {
     return spec_.reordered_by_layout;
   }
   bool nondeterministic() const override { return spec_.nondeterministic; }
+  std::vector<NeutralInput> neutral_inputs() const override {
+    std::vector<NeutralInput> out;
+    for (const auto& in : spec_.inputs)
+      if (in.neutral_value) out.push_back({in.name, in.flag, *in.neutral_value});
+    return out;
+  }
   const SequenceFamily* sequences() const override { return spec_.sequences; }
   std::vector<KnownDefect> known_defects() const override { return spec_.known_defects; }
   std::optional<std::string> refusal(const Case& c, const std::string& impl) const override {
@@ -321,6 +328,9 @@ void check_spec(const KernelSpec& s) {
         fail(fmt::format("tensor '{}' is declared twice", t.name));
       for (const auto& d : t.dims)
         if (!dims.count(d)) fail(fmt::format("tensor '{}': dimension '{}' is not declared", t.name, d));
+      if (t.neutral_value && t.flag.empty())
+        fail(fmt::format("tensor '{}': a neutral value needs an input a flag leaves out "
+                         "(when_flag)", t.name));
       for (const auto& [layout, order] : t.storage_orders) {
         std::vector<int64_t> sorted = order;
         std::sort(sorted.begin(), sorted.end());

@@ -218,11 +218,11 @@ KernelSpec spec() {
   k.backward_schema = kBackwardSchema;
   k.schema = &causal_conv1d::schema();
   k.properties = {"gradient", "chunked", "packed", "vs_reference", "cores", "layout",
-                  "determinism"};
+                  "determinism", "guard", "neutral"};
   // Models that run time-major ([T, B, D]) hand x and dy as transposed views.
   k.inputs = {TensorSpec("x").stored_as("time-major", {1, 0, 2}), TensorSpec("w").as("weight"),
-              TensorSpec("b").as("bias").when_flag("bias"),
-              TensorSpec("h0").as("initial_state").when_flag("initial_state"),
+              TensorSpec("b").as("bias").when_flag("bias").neutral(0.0),
+              TensorSpec("h0").as("initial_state").when_flag("initial_state").neutral(0.0),
               TensorSpec("cu_seqlens").no_gradient()};
   k.outputs = {TensorSpec("y").stored_as("time-major", {1, 0, 2}),
                TensorSpec("ht").as("final_state").cotangent_when([](const Case& c) {

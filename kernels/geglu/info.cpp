@@ -103,7 +103,8 @@ KernelSpec spec() {
   k.forward_schema = kForwardSchema;
   k.backward_schema = kBackwardSchema;
   k.schema = &geglu::schema();
-  k.properties = {"gradient", "vs_reference", "policy", "invariance", "layout", "determinism"};
+  k.properties = {"gradient", "vs_reference", "policy", "invariance", "layout", "determinism",
+                  "guard"};
   k.inputs = {TensorSpec("a"), TensorSpec("b")};
   k.outputs = {TensorSpec("c")};
   k.reference = forward<reference_forward>;

@@ -45,10 +45,12 @@ def choice(name, choices, *, meaning=None, default=None, weights=None):
             "default": default, "weights": weights}
 
 
-def tensor(name, *dims, when=None, differentiable=True):
+def tensor(name, *dims, when=None, differentiable=True, neutral=None):
     """An input or output with named dimensions; ``when`` names the flag that makes an
-    optional input present."""
-    return {"name": name, "dims": list(dims), "when": when, "differentiable": differentiable}
+    optional input present; ``neutral`` the value that leaving it out equals (0 for a
+    bias: the property ``neutral`` compares the two)."""
+    return {"name": name, "dims": list(dims), "when": when, "differentiable": differentiable,
+            "neutral": neutral}
 
 
 def elementwise(roundings, magnitude=None):

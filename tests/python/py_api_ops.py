@@ -9,6 +9,8 @@ kprop's Python API (an importable module, so that ``--import py_api_ops`` replay
   ``py_contiguous_dy``, an ``autograd.Function`` whose backward reads the grad_output's
   memory as if it were contiguous (no strides), right on every contiguous dy.
   ``py_random_order`` sums db over rows in an order drawn anew on every call, as atomics do.
+  ``py_reads_past_end`` sums db with an unmasked load that reads one element past dy's end
+  (zero where dy's storage ends there, as a fresh GPU allocation mostly holds).
 - implementations of kprop's own ``geglu`` registered with ``kprop.implementation``, both
   taking float32 only: ``py_geglu``, a plain function; ``py_scalar_grad``, an
   ``autograd.Function`` whose backward reads grad_output as a scalar (its mean), the bug
@@ -38,7 +40,7 @@ KERNEL = kprop.Kernel(
             kprop.integer("cols", 1, 64, default=16, edges=[7, 8, 9, 15, 16, 17], blocks=WIDTH),
             kprop.flag("bias", default=True)],
     inputs=[kprop.tensor("x", "rows", "cols"), kprop.tensor("s", "rows", "cols"),
-            kprop.tensor("b", "cols", when="bias")],
+            kprop.tensor("b", "cols", when="bias", neutral=0)],
     outputs=[kprop.tensor("y", "rows", "cols")],
     reference=lambda x, s, b: torch.tanh(x) * s + (0 if b is None else b),
     bounds={"y": kprop.elementwise(6, lambda e: (torch.tanh(e["x"]) * e["s"]).abs() + _bias_magnitude(e)),
@@ -46,7 +48,7 @@ KERNEL = kprop.Kernel(
             "ds": kprop.elementwise(5, lambda e: (e["dy"] * torch.tanh(e["x"])).abs()),
             "db": kprop.sum_over("rows", lambda e: e["dy"].abs().sum(0))},
     regions={"cols": column_region},
-    properties=["gradient", "vs_reference", "layout", "determinism"],
+    properties=["gradient", "vs_reference", "layout", "determinism", "guard", "neutral"],
     reordered_by_layout=["db"])  # db = dy summed over rows by torch, in an order that follows dy's strides
 
 
@@ -70,12 +72,48 @@ def overwrites_x(x, s, b):
     return y
 
 
+def _stored_elements(t):
+    """How many elements t's storage holds (torch 1.13 has no untyped_storage)."""
+    if hasattr(t, "untyped_storage"):
+        return t.untyped_storage().nbytes() // t.element_size()
+    return t.storage().size()
+
+
+def _one_past_end(t):
+    """The element after contiguous t's last one, or zero where its storage ends there."""
+    after = t.storage_offset() + t.numel()
+    if after >= _stored_elements(t):
+        return t.new_zeros(1)
+    return t.as_strided((1,), (1,), after).clone()
+
+
+class ReadsPastEndTanh(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, s, b):
+        ctx.save_for_backward(x, s)
+        ctx.has_bias = b is not None
+        return good(x, s, b)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, s = ctx.saved_tensors
+        dy = dy.contiguous()
+        acc = torch.float64 if x.dtype == torch.float64 else torch.float32
+        t = torch.tanh(x.to(acc))
+        dx = (dy.to(acc) * s.to(acc) * (1 - t * t)).to(x.dtype)
+        ds = (dy.to(acc) * t).to(s.dtype)
+        db = None
+        if ctx.has_bias:
+            db = dy.to(acc).sum(0)
+            db[-1] += _one_past_end(dy).to(acc)[0]  # the planted bug: the sum's tail unmasked
+            db = db.to(x.dtype)
+        return dx, ds, db
+
+
 def _as_if_contiguous(t):
     """t's memory from its first element, t.numel() elements of it, shaped as t: how a kernel
     handed a pointer and no strides reads it (zeros past the end of its storage here)."""
-    stored = t.untyped_storage().nbytes() if hasattr(t, "untyped_storage") \
-        else t.storage().size() * t.element_size()
-    n = min(t.numel(), stored // t.element_size() - t.storage_offset())
+    n = min(t.numel(), _stored_elements(t) - t.storage_offset())
     read = t.as_strided((n,), (1,), t.storage_offset())
     return torch.cat([read, read.new_zeros(t.numel() - n)]).view(t.shape)
 
@@ -130,6 +168,8 @@ kprop.implementation("py_scaled_tanh", "py_random_order",
                      lambda x, s, b: RandomOrderTanh.apply(x, s, b))
 kprop.implementation("py_scaled_tanh", "py_contiguous_dy",
                      lambda x, s, b: ContiguousDyTanh.apply(x, s, b))
+kprop.implementation("py_scaled_tanh", "py_reads_past_end",
+                     lambda x, s, b: ReadsPastEndTanh.apply(x, s, b))
 
 
 def gelu_tanh(a):

@@ -183,6 +183,30 @@ def a_backward_that_reads_grad_output_without_its_strides_is_found_by_layout():
 
 
 @check
+def a_backward_that_reads_past_the_end_of_grad_output_is_found_by_guard():
+    # Past dy's end lie zeros, as in a fresh allocation. (`layout` may see it too: a
+    # one-row slice with padded rows is contiguous, and its padding lies past its end.)
+    r = kprop.check("py_scaled_tanh", impl="py_reads_past_end::py_scaled_tanh", cases=40,
+                    properties=["vs_reference", "gradient", "determinism"])
+    assert r.passed, r.json
+    assert kprop.check("py_scaled_tanh", impl="py_good::py_scaled_tanh", cases=40,
+                       properties=["guard"]).passed
+    r = kprop.check("py_scaled_tanh", impl="py_reads_past_end::py_scaled_tanh", cases=40,
+                    properties=["guard"])
+    assert not r.passed, r
+    assert r.finding.identity.startswith(
+        "py_scaled_tanh/py_reads_past_end::py_scaled_tanh/db varies with what lies past dy's end"), \
+        r.finding.identity
+
+
+@check
+def no_bias_equals_a_zero_bias_declared_neutral():
+    r = kprop.check("py_scaled_tanh", impl="py_good::py_scaled_tanh", cases=40,
+                    properties=["neutral"])
+    assert r.passed and r.tally["passed"] == 40, r.tally  # compared, not skipped
+
+
+@check
 def a_sum_in_a_new_order_on_every_call_is_found_by_determinism_unless_declared():
     r = kprop.check("py_scaled_tanh", impl="py_random_order::py_scaled_tanh", cases=60,
                     properties=["vs_reference", "gradient", "layout"])

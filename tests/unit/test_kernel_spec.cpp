@@ -208,6 +208,9 @@ TEST(KernelSpec, BadDeclarationsNameTheKernelAndTheField) {
             "kernel spec_probe: bounds: 'dx' sums over 'm', which is not a declared dimension");
   EXPECT_EQ(with([](KernelSpec& k) { k.reordered_by_layout = {"dz"}; }),
             "kernel spec_probe: reordered_by_layout: 'dz' is no output or gradient");
+  EXPECT_EQ(with([](KernelSpec& k) { k.inputs[0].neutral(0.0); }),
+            "kernel spec_probe: tensor 'x': a neutral value needs an input a flag leaves out "
+            "(when_flag)");
   EXPECT_EQ(with([](KernelSpec& k) { k.inputs[0].stored_as("backwards", {0, 0}); }),
             "kernel spec_probe: tensor 'x': storage order 'backwards' is no order of its 1 dimensions");
   EXPECT_EQ(with([](KernelSpec& k) { k.default_implementation = "fast"; }),
