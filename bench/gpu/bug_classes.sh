@@ -9,7 +9,8 @@
 #   fla-head, liger, liger_ascend, dao: every adapter at its upstream head
 # PROPERTIES (default "layout") picks the properties, CASES (200) the cases of each run, BOX
 # (300 s) its time box (SIGINT at the end: kprop prints what it has; DAO_BOX for Dao's, which
-# starts when nvcc is done, ~5 min), SHRINK_SECONDS (120).
+# starts when nvcc is done, ~5 min), SHRINK_SECONDS (120), CASE_TIMEOUT (kprop's per-case
+# limit in a worker, 20 s: Triton compiling for several processes at once can pass it).
 # Logs and summary.txt go to $RESULTS (default build-gpu/bug-classes); findings to its
 # corpus-* folders (the head runs start from a copy of corpus/upstream).
 #
@@ -54,7 +55,8 @@ run() {  # NAME ENV... -- kprop arguments
   while [ "$1" != -- ]; do envs+=("$1"); shift; done
   shift
   ( env "${envs[@]}" timeout -s INT -k 30 "${box:-$BOX}" "$PY" -m kprop "$@" "${properties[@]}" \
-      --cases "$CASES" --shrink-seconds "${SHRINK_SECONDS:-120}" >"$RESULTS/$name.log" 2>&1
+      --cases "$CASES" --shrink-seconds "${SHRINK_SECONDS:-120}" \
+      --case-timeout "${CASE_TIMEOUT:-20}" >"$RESULTS/$name.log" 2>&1
     echo "exit $?" >>"$RESULTS/$name.log" ) &
 }
 fla=(check causal_conv1d --import kprop_fla --impl fla::causal_conv1d --device cuda --seed 0)

@@ -42,11 +42,14 @@ def _register(namespace, forward, backward):
 
 
 def _rows(a, b, num_cores, buffer_bytes):
-    # clone(): its backward stores da and db over the a and b it saved.
-    return _rows_module.LigerGELUMulFunction.apply(a.clone(), b.clone())
+    del num_cores, buffer_bytes  # tiling hints for emulations
+    return _rows_module.LigerGELUMulFunction.apply(a, b)
 
 
-kprop.implementation("geglu", "liger", _rows, devices=["cuda"])
+# Its backward stores da and db over the a and b it saved, by design: every single-call
+# property hands it copies of them; `composition` hands them as a model would, beside an op
+# that saved them too.
+kprop.implementation("geglu", "liger", _rows, devices=["cuda"], overwrites=["a", "b"])
 _libs = []
 
 def _load_flat():

@@ -43,10 +43,12 @@ static NamedTensors refusing(F call) {
 
 namespace {
 
-// Each tensor with its layout (harness/tensor_layouts.h): a strided view stays strided.
+// Each tensor with its layout (harness/tensor_layouts.h): a strided view stays strided. A
+// tensor already there is handed as it is.
 NamedTensors on_device(const NamedTensors& t, const c10::Device& device) {
   NamedTensors out;
-  for (const auto& [name, x] : t) out.set(name, same_layout_on(x, device));
+  for (const auto& [name, x] : t)
+    out.set(name, x.defined() && x.device() == device ? x : same_layout_on(x, device));
   return out;
 }
 
@@ -84,6 +86,7 @@ NamedTensors where_it_runs(const Problem& p, const NamedTensors& cotangents, F c
 template <typename F>
 NamedTensors Calls::watching(const std::string& side, const Problem& p,
                              const NamedTensors& cotangents, F call) const {
+  if (as_given_) return call(p, cotangents);
   // A tensor it declares it writes over is handed as a copy; every other one is watched.
   const Problem* handed = &p;
   Problem with_copies;

@@ -22,6 +22,11 @@ class Calls {
  public:
   Calls(const KernelInfo& kernel, const Implementation& impl, Verdict& verdict);
 
+  // Hands every tensor as it is: no copy of a tensor it declares it writes over, none of a
+  // tensor already on its device, no watch. `composition` lets a graph see what the
+  // implementation did to the buffers the graph shares with it.
+  void hand_as_given() { as_given_ = true; }
+
   NamedTensors forward(const Problem& p) const;
   NamedTensors backward(const Problem& p, const NamedTensors& cotangents) const;
   // The float64 reference's outputs and gradients: the problem and the cotangents are
@@ -38,6 +43,7 @@ class Calls {
   const Implementation& impl_;
   Verdict& verdict_;
   std::vector<std::string> overwrites_;  // what it declares it writes over
+  bool as_given_ = false;
 };
 
 // A verdict for `c` before any check.

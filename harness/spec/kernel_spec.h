@@ -197,7 +197,7 @@ struct KernelSpec {
   std::shared_ptr<const Schema> owned_schema;  // set by compile_spec from params
   std::vector<DType> dtypes{DType::float64, DType::float32, DType::bfloat16, DType::float16};
   std::vector<std::string> properties{"gradient", "vs_reference", "layout", "determinism", "guard",
-                                     "neutral"};
+                                     "neutral", "composition"};
   // Results that are sums whose order may follow the layout of what they sum (KernelInfo::
   // reordered_by_layout), or the tiling a code path takes: `layout` and `neutral` hold them
   // to the derived bound, the rest bit for bit.

@@ -218,7 +218,7 @@ KernelSpec spec() {
   k.backward_schema = kBackwardSchema;
   k.schema = &causal_conv1d::schema();
   k.properties = {"gradient", "chunked", "packed", "vs_reference", "cores", "layout",
-                  "determinism", "guard", "neutral"};
+                  "determinism", "guard", "neutral", "composition"};
   // Models that run time-major ([T, B, D]) hand x and dy as transposed views.
   k.inputs = {TensorSpec("x").stored_as("time-major", {1, 0, 2}), TensorSpec("w").as("weight"),
               TensorSpec("b").as("bias").when_flag("bias").neutral(0.0),

@@ -104,7 +104,7 @@ KernelSpec spec() {
   k.backward_schema = kBackwardSchema;
   k.schema = &geglu::schema();
   k.properties = {"gradient", "vs_reference", "policy", "invariance", "layout", "determinism",
-                  "guard"};
+                  "guard", "composition"};
   k.inputs = {TensorSpec("a"), TensorSpec("b")};
   k.outputs = {TensorSpec("c")};
   k.reference = forward<reference_forward>;

@@ -113,7 +113,7 @@ no_line_like refused out "^PASS"
 # The same for a built-in kernel's own refusal.
 run refused_builtin 1 "$kprop" check causal_conv1d --set D=33 --cases 20 --no-corpus
 line refused_builtin out "FAIL: 19 of the 19 cases run were refused; the commonest refusal (19 x): D must be divisible by BD"
-line refused_builtin out "  rejected 15 x: D must be divisible by BD (D = 33, BD = 32)"
+line refused_builtin out "  rejected 16 x: D must be divisible by BD (D = 33, BD = 32)"
 
 # --- a plugin that behaves passes in isolation.
 run ok 0 "$kprop" check scaled_tanh --impl plugin_ok::scaled_tanh --cases 50 --no-corpus "${plugins[@]}"

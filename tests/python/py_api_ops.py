@@ -48,7 +48,8 @@ KERNEL = kprop.Kernel(
             "ds": kprop.elementwise(5, lambda e: (e["dy"] * torch.tanh(e["x"])).abs()),
             "db": kprop.sum_over("rows", lambda e: e["dy"].abs().sum(0))},
     regions={"cols": column_region},
-    properties=["gradient", "vs_reference", "layout", "determinism", "guard", "neutral"],
+    properties=["gradient", "vs_reference", "layout", "determinism", "guard", "neutral",
+                "composition"],
     reordered_by_layout=["db"])  # db = dy summed over rows by torch, in an order that follows dy's strides
 
 

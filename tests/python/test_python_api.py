@@ -152,8 +152,18 @@ def an_implementation_that_writes_over_its_input_is_found_unless_it_declares_it(
                     properties=["vs_reference"])
     assert not r.passed, r
     assert "/x overwritten by the forward [" in r.finding.identity, r.finding.identity
-    r = kprop.check("py_scaled_tanh", impl="py_overwrites_x_declared::py_scaled_tanh", cases=100)
+    single_calls = ["gradient", "vs_reference", "layout", "determinism", "guard", "neutral"]
+    r = kprop.check("py_scaled_tanh", impl="py_overwrites_x_declared::py_scaled_tanh", cases=100,
+                    properties=single_calls)
     assert r.passed, r.json
+    # Declared or not, the op that saved x for its own backward reads what the kernel left.
+    r = kprop.check("py_scaled_tanh", impl="py_overwrites_x_declared::py_scaled_tanh", cases=20,
+                    properties=["composition"])
+    assert not r.passed, r
+    assert r.finding.identity.startswith(
+        "py_scaled_tanh/py_overwrites_x_declared::py_scaled_tanh/dx"), r.finding.identity
+    assert kprop.check("py_scaled_tanh", impl="py_good::py_scaled_tanh", cases=40,
+                       properties=["composition"]).passed
     try:
         kprop.implementation("py_scaled_tanh", "bad_overwrite", py_api_ops.good, overwrites=["z"])
     except ValueError as e:

@@ -16,7 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 # --- the correct Python kernel passes every property (in an isolated worker).
 run correct 0 "${py[@]}" check causal_conv1d --import causal_conv1d_ops --impl mine::causal_conv1d \
   --cases 300 --no-corpus
-line correct out "kprop check causal_conv1d --impl mine::causal_conv1d --seed 0: 300 cases over gradient, chunked, packed, vs_reference, cores, layout, determinism, guard, neutral"
+line correct out "kprop check causal_conv1d --impl mine::causal_conv1d --seed 0: 300 cases over gradient, chunked, packed, vs_reference, cores, layout, determinism, guard, neutral, composition"
 line_like correct out "300 cases: [0-9]+ passed, 0 failed, 0 known failures, 0 rejected, [0-9]+ skipped in $timing \([0-9]+ cases/s\)"
 line correct out "PASS: no new counterexample in 300 cases"
 # What isolation cost: one worker for the whole run, its start, the rest per case.

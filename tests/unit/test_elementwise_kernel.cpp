@@ -78,20 +78,21 @@ TEST(ElementwiseKernel, IsRegisteredWithItsImplementationsAndProperties) {
   EXPECT_EQ(kernel().default_implementation(), "toy");
   EXPECT_EQ(kernel().properties(), (std::vector<std::string>{"gradient", "vs_reference", "chunked",
                                                              "packed", "cores", "layout",
-                                                             "determinism", "guard", "neutral"}));
+                                                             "determinism", "guard", "neutral",
+                                                             "composition"}));
   EXPECT_EQ(kernel().sequences(), nullptr);
   EXPECT_FALSE(kernel().retiled(default_for("toy")));
 }
 
-// 3600 cases over the nine properties in turn, 400 each: gradient, vs_reference, layout,
-// determinism, guard and neutral pass every one of theirs, chunked, packed and cores skip
-// every one of theirs.
+// 4000 cases over the ten properties in turn, 400 each: gradient, vs_reference, layout,
+// determinism, guard, neutral and composition pass every one of theirs, chunked, packed and
+// cores skip every one of theirs.
 TEST(ElementwiseKernel, CorrectImplementationPassesAndSkipsWhatDoesNotApply) {
-  const SearchResult r = search(options("toy", 3600, 7));
+  const SearchResult r = search(options("toy", 4000, 7));
   ASSERT_FALSE(r.failure) << r.failure->verdict().signature() << "\n"
                           << format_case(r.failure->minimal());
-  EXPECT_EQ(r.tally.cases, 3600);
-  EXPECT_EQ(r.tally.passed, 2400);
+  EXPECT_EQ(r.tally.cases, 4000);
+  EXPECT_EQ(r.tally.passed, 2800);
   EXPECT_EQ(r.tally.skipped, 1200);
   EXPECT_EQ(r.tally.failed, 0);
   EXPECT_EQ(r.tally.rejected, 0);
@@ -259,7 +260,7 @@ TEST(ElementwiseKernel, CasesRoundTripThroughBytes) {
       round_trip(draw_case(schema(), choices, space), space);
       ++cases;
     }
-  EXPECT_EQ(cases, 2700);
+  EXPECT_EQ(cases, 3000);
 
   o.fixed = {{"cols", int64_t{9}}};
   for (int64_t i = 0; i < 100; ++i) {

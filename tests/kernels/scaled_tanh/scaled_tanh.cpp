@@ -29,7 +29,8 @@ const bool registered = register_builtin_spec([] {
                      {"max_cols", 64}).in_blocks_of(kWidth).by_default(int64_t{16}),
               flag_param("bias", "a bias b [cols] added to every row").by_default(true)};
   k.properties = {"gradient", "vs_reference", "chunked", "packed", "cores", "layout",  // 3 skip
-                  "determinism", "guard", "neutral"};
+                  "determinism", "guard", "neutral",
+                  "composition"};
   k.inputs = {{"x", {"rows", "cols"}}, {"s", {"rows", "cols"}},
               TensorSpec("b", {"cols"}).when_flag("bias").neutral(0.0)};
   k.outputs = {{"y", {"rows", "cols"}}};

@@ -1,0 +1,63 @@
+// `composition` (harness/properties/composition.cpp): the implementation inside a residual
+// and with its output used twice, beside an op that saved its inputs. Test-only variants of
+// scaled_tanh that write over x in their forward or dx over the dy they receive
+// (tests/kernels/scaled_tanh_variants/overwrites.cpp), declared, are handed copies by every
+// single-call property and pass them; here they corrupt the graph and fail.
+#include <gtest/gtest.h>
+
+#include "harness/property.h"
+#include "harness/report.h"
+#include "harness/takes.h"
+#include "tests/scaled_tanh_case.h"
+
+namespace kprop {
+namespace {
+
+const char* kXOverwritten = "kprop_variant_x_overwritten::scaled_tanh";
+const char* kDyOverwritten = "kprop_variant_dy_overwritten::scaled_tanh";
+
+// Declared overwrites for the life of a test.
+struct Declared {
+  Declared() {
+    declare_takes("scaled_tanh", kXOverwritten, Takes{{}, {}, {}, {}, {}, {"x"}});
+    declare_takes("scaled_tanh", kDyOverwritten, Takes{{}, {}, {}, {}, {}, {"dy"}});
+  }
+  ~Declared() {
+    declare_takes("scaled_tanh", kXOverwritten, Takes{});
+    declare_takes("scaled_tanh", kDyOverwritten, Takes{});
+  }
+};
+
+TEST(Composition, AForwardThatWritesOverItsInputCorruptsTheOpThatSavedIt) {
+  Declared declared;
+  for (const std::string property : {"vs_reference", "gradient", "layout", "guard", "neutral"})
+    EXPECT_FALSE(evaluate(tanh_case(kXOverwritten, 9, property)).failed()) << property;
+  const Verdict v = evaluate(tanh_case(kXOverwritten, 9, "composition"));
+  ASSERT_TRUE(v.failed()) << format_error_table(v);
+  ASSERT_FALSE(v.symptoms().empty());
+  EXPECT_EQ(v.symptoms()[0].rfind("dx", 0), 0u) << v.signature();
+}
+
+TEST(Composition, ABackwardThatWritesDxOverItsDyCorruptsTheResidualBranch) {
+  Declared declared;
+  for (const std::string property : {"vs_reference", "gradient", "layout", "guard", "neutral"})
+    EXPECT_FALSE(evaluate(tanh_case(kDyOverwritten, 9, property)).failed()) << property;
+  const Verdict v = evaluate(tanh_case(kDyOverwritten, 9, "composition"));
+  ASSERT_TRUE(v.failed()) << format_error_table(v);
+  ASSERT_EQ(v.symptoms().size(), 1u) << v.signature();
+  EXPECT_EQ(v.symptoms()[0].rfind("dy differs from the float64 graph", 0), 0u) << v.symptoms()[0];
+  for (const auto& row : v.tensors)  // a fresh, accumulated dy: nothing else to corrupt
+    if (row.check == "used twice") EXPECT_TRUE(row.passed()) << row.tensor;
+}
+
+TEST(Composition, TheCorrectToyGivesEveryLeafTheFloat64GraphsGradient) {
+  for (uint64_t seed : {1, 2, 3}) {
+    const Verdict v = evaluate(tanh_case("toy", 9, "composition", seed));
+    EXPECT_EQ(v.status, Verdict::Status::pass) << format_error_table(v);
+    ASSERT_FALSE(v.tensors.empty());
+    EXPECT_EQ(v.tensors[0].check, "in a residual");
+  }
+}
+
+}  // namespace
+}  // namespace kprop
