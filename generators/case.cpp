@@ -21,7 +21,8 @@ const T& read(const Case& c, const std::string& name) {
 }
 
 auto as_tuple(const Case& c) {
-  return std::tie(c.kernel, c.impl, c.property, c.dtype, c.seed, c.distribution, c.params);
+  return std::tie(c.kernel, c.impl, c.property, c.dtype, c.seed, c.distribution, c.cotangents,
+                  c.params);
 }
 
 }  // namespace
@@ -40,8 +41,9 @@ bool Case::operator==(const Case& other) const { return as_tuple(*this) == as_tu
 std::ostream& operator<<(std::ostream& os, const Case& c) {
   os << c.impl << " " << c.property << " " << c.kernel;
   for (const auto& [name, value] : c.params) os << " " << name << "=" << to_text(value);
-  return os << " " << to_string(c.dtype) << " seed=" << c.seed << " "
-            << to_string(c.distribution);
+  os << " " << to_string(c.dtype) << " seed=" << c.seed << " " << to_string(c.distribution);
+  if (c.cotangents != Cotangents::random) os << " cotangents=" << to_string(c.cotangents);
+  return os;
 }
 
 std::string to_string(DType d) {
@@ -62,6 +64,28 @@ std::string to_string(Distribution d) {
     case Distribution::small_integers: return "small_integers";
   }
   return "?";
+}
+
+std::string to_string(Cotangents c) {
+  switch (c) {
+    case Cotangents::random: return "random";
+    case Cotangents::ones: return "ones";
+    case Cotangents::zero_first: return "zero_first";
+    case Cotangents::scalar: return "scalar";
+    case Cotangents::per_row: return "per_row";
+  }
+  return "?";
+}
+
+std::vector<Cotangents> all_cotangents() {
+  return {Cotangents::random, Cotangents::ones, Cotangents::zero_first, Cotangents::scalar,
+          Cotangents::per_row};
+}
+
+std::optional<Cotangents> parse_cotangents(const std::string& s) {
+  for (auto c : all_cotangents())
+    if (s == to_string(c)) return c;
+  return std::nullopt;
 }
 
 std::vector<DType> all_dtypes() {

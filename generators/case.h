@@ -22,6 +22,17 @@ namespace kprop {
 
 enum class DType { float64, float32, bfloat16, float16 };
 enum class Distribution { normal, uniform, heavy_tailed, small_integers };
+// The upstream gradients (cotangents) a case's calls receive, as real callers make them.
+// Test suites backpropagate random values or ones; a loss kernel also gets a scalar other
+// than 1 (a mean, a scaled loss), per-row weights (reduction='none' then weighted), or zero
+// for an output the loss does not use. (An output whose gradient is never asked for is the
+// kernel's own flag: causal_conv1d's final_state_grad.)
+//   random      normal values (every case before this choice existed)
+//   ones        all ones
+//   zero_first  zero for the first output that takes one, random for the rest
+//   scalar      one value other than 1 everywhere: 1/N of a mean over N elements
+//   per_row     one random value per row (all but the last dimension), along the row
+enum class Cotangents { random, ones, zero_first, scalar, per_row };
 
 struct Case {
   std::string kernel;
@@ -30,6 +41,7 @@ struct Case {
   DType dtype = DType::float32;
   uint64_t seed = 0;                   // data seed: tensor contents come from it
   Distribution distribution = Distribution::normal;
+  Cotangents cotangents = Cotangents::random;
   // The kernel's parameters by name; which exist and what they may hold is the schema's.
   std::map<std::string, ParamValue> params;
 
@@ -48,6 +60,9 @@ struct Case {
 
 std::string to_string(DType d);
 std::string to_string(Distribution d);
+std::string to_string(Cotangents c);
+std::optional<Cotangents> parse_cotangents(const std::string& s);
+std::vector<Cotangents> all_cotangents();  // the simplest (random, as before) first
 std::optional<DType> parse_dtype(const std::string& s);
 std::optional<Distribution> parse_distribution(const std::string& s);
 std::vector<DType> all_dtypes();

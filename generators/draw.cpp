@@ -12,6 +12,7 @@ namespace kprop {
 namespace {
 
 constexpr uint32_t kDistributionWeights[] = {70, 10, 10, 10};  // normal first
+constexpr uint32_t kCotangentWeights[] = {60, 10, 10, 10, 10};   // random first
 
 // Draws (or, with a recorder, re-draws) one case. With a recorder every decision is told
 // the value the target case has, and the recorder writes the bytes for it.
@@ -59,6 +60,16 @@ class Drawer {
       }
       draw_param(spec, c, want);
     }
+    // Drawn last, so that every earlier choice (and a fuzz input written before it existed,
+    // which ends first: random) gives the case it gave before.
+    const auto cotangents = all_cotangents();
+    const size_t want_cotangents =
+        target_ ? static_cast<size_t>(std::find(cotangents.begin(), cotangents.end(),
+                                                target_->cotangents) -
+                                      cotangents.begin())
+                : 0;
+    c.cotangents = cotangents[source_.pick(
+        {std::begin(kCotangentWeights), std::end(kCotangentWeights)}, want_cotangents)];
     std::vector<std::string> pinned;
     for (const auto& [name, value] : space_.fixed) pinned.push_back(name);
     fit(schema_, c, pinned);  // a pinned value is validated when the case runs, not clamped
@@ -229,7 +240,7 @@ std::vector<uint8_t> encode(const Schema& schema, const Case& c, const CaseSpace
   ChoiceRecorder recorder;
   const Case again = Drawer(schema, recorder, space, &c).run();
   if (again.params != c.params || again.seed != c.seed || again.dtype != c.dtype ||
-      again.distribution != c.distribution)
+      again.distribution != c.distribution || again.cotangents != c.cotangents)
     throw CaseError("cannot encode: the case differs from the space's pinned parameters");
   return recorder.bytes();
 }

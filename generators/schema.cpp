@@ -282,8 +282,9 @@ std::string summary(const Schema& schema, const Case& c) {
     if (!s.empty()) s += " ";
     s += fmt::format("{}={}", spec.name, to_text(it->second));
   }
-  return fmt::format("{} {} {} seed={} {}", schema.kernel, s, to_string(c.dtype), c.seed,
-                     to_string(c.distribution));
+  return fmt::format("{} {} {} seed={} {}{}", schema.kernel, s, to_string(c.dtype), c.seed,
+                     to_string(c.distribution),
+                     c.cotangents == Cotangents::random ? "" : " cotangents=" + to_string(c.cotangents));
 }
 
 ParamValue parse_param(const ParamSpec& spec, const std::string& text) {
@@ -316,7 +317,7 @@ ParamValue parse_param(const ParamSpec& spec, const std::string& text) {
 }
 
 std::vector<std::string> settable_names(const Schema& schema) {
-  std::vector<std::string> names{"impl", "property", "dtype", "seed", "distribution"};
+  std::vector<std::string> names{"impl", "property", "dtype", "seed", "distribution", "cotangents"};
   for (const auto& p : schema.params) names.push_back(p.name);
   for (const auto& d : schema.derived) names.push_back(d.name);
   return names;
@@ -335,6 +336,12 @@ void set_param(const Schema& schema, Case& c, const std::string& name, const std
     const auto d = parse_distribution(text);
     if (!d) throw CaseError(fmt::format("parameter distribution: unknown value '{}'", text));
     c.distribution = *d;
+  } else if (name == "cotangents") {
+    const auto k = parse_cotangents(text);
+    if (!k)
+      throw CaseError(fmt::format("parameter cotangents: unknown value '{}' (random, ones, "
+                                  "zero_first, scalar, per_row)", text));
+    c.cotangents = *k;
   } else if (name == "seed") {
     const auto v = parse_unsigned(text);
     if (!v)
@@ -362,6 +369,7 @@ std::string get_param(const Schema& schema, const Case& c, const std::string& na
   if (name == "property") return c.property;
   if (name == "dtype") return to_string(c.dtype);
   if (name == "distribution") return to_string(c.distribution);
+  if (name == "cotangents") return to_string(c.cotangents);
   if (name == "seed") return std::to_string(c.seed);
   if (schema.find(name)) {
     const auto it = c.params.find(name);

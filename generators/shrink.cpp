@@ -138,6 +138,14 @@ std::vector<Case> shrink_steps(const Schema& schema, const Case& c,
     s.distribution = Distribution::normal;
     offer(std::move(s));
   }
+  if (c.cotangents != Cotangents::random) {  // the cotangents every test suite uses
+    for (Cotangents simpler : {Cotangents::random, Cotangents::ones}) {
+      if (simpler == c.cotangents) break;
+      Case s = c;
+      s.cotangents = simpler;
+      offer(std::move(s));
+    }
+  }
   return out;
 }
 

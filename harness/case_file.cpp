@@ -125,6 +125,8 @@ json case_to_json(const Case& c) {
   j["dtype"] = to_string(c.dtype);
   j["seed"] = c.seed;
   j["distribution"] = to_string(c.distribution);
+  // Only when not random: a file from before the choice existed stays as it was.
+  if (c.cotangents != Cotangents::random) j["cotangents"] = to_string(c.cotangents);
   return j;
 }
 
@@ -139,7 +141,8 @@ Case case_from_json(const json& j, const std::string& where) {
     f.fail("kernel", e.what());
   }
   const Schema& schema = kernel->schema();
-  std::set<std::string> known{"kernel", "impl", "property", "dtype", "seed", "distribution"};
+  std::set<std::string> known{"kernel", "impl", "property", "dtype", "seed", "distribution",
+                              "cotangents"};
   for (const auto& spec : schema.params) known.insert(spec.name);
   f.only(known);
   c.impl = f.text("impl");
@@ -147,6 +150,7 @@ Case case_from_json(const json& j, const std::string& where) {
   c.dtype = f.choice<DType>("dtype", parse_dtype);
   c.seed = f.unsigned_integer("seed");
   c.distribution = f.choice<Distribution>("distribution", parse_distribution);
+  if (j.contains("cotangents")) c.cotangents = f.choice<Cotangents>("cotangents", parse_cotangents);
   for (const auto& spec : schema.params) {
     if (!j.contains(spec.name)) {
       // A file written before the parameter existed.

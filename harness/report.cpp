@@ -23,6 +23,8 @@ std::string format_case(const Case& c) {
   }
   s += fmt::format("  {:<18} {}\n", "dtype", to_string(c.dtype));
   s += fmt::format("  {:<18} seed {} ({})\n", "data", c.seed, to_string(c.distribution));
+  if (c.cotangents != Cotangents::random)
+    s += fmt::format("  {:<18} {}\n", "cotangents", to_string(c.cotangents));
   return s;
 }
 

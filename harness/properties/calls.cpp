@@ -157,14 +157,45 @@ Verdict open_verdict(const KernelInfo& kernel, const Case& c) {
   return v;
 }
 
+namespace {
+
+// The cotangent of one output as the case's choice makes it (generators/case.h); `stream`
+// is this output's random stream, the one every case used before the choice existed.
+at::Tensor cotangent(const Case& c, const std::vector<int64_t>& sizes, uint64_t stream,
+                     bool first) {
+  auto normal = [&](std::vector<int64_t> shape) {
+    return random_tensor(shape, Distribution::normal, c.seed, stream, c.dtype);
+  };
+  const auto options = at::TensorOptions().dtype(scalar_type(c.dtype));
+  switch (c.cotangents) {
+    case Cotangents::random: return normal(sizes);
+    case Cotangents::ones: return at::ones(sizes, options);
+    case Cotangents::zero_first: return first ? at::zeros(sizes, options) : normal(sizes);
+    case Cotangents::scalar: {  // the gradient of a mean: 1/N everywhere (1/2 for N = 1)
+      const int64_t n = c10::multiply_integers(sizes);
+      return at::full(sizes, n > 1 ? 1.0 / static_cast<double>(n) : 0.5, options);
+    }
+    case Cotangents::per_row: {  // reduction='none', then a weight per row
+      if (sizes.empty()) return normal(sizes);
+      std::vector<int64_t> rows = sizes;
+      rows.back() = 1;
+      return normal(rows).expand(sizes).contiguous();
+    }
+  }
+  return normal(sizes);
+}
+
+}  // namespace
+
 NamedTensors random_cotangents(const KernelInfo& kernel, const Problem& p,
                                const NamedTensors& outputs) {
   NamedTensors cot;
   uint64_t stream = 100;
+  bool first = true;
   for (const auto& name : kernel.outputs_with_cotangent(p)) {
     const auto out = outputs.get(name);
-    cot.set(grad_name(name), random_tensor(out.sizes().vec(), Distribution::normal, p.c.seed,
-                                           stream++, p.c.dtype));
+    cot.set(grad_name(name), cotangent(p.c, out.sizes().vec(), stream++, first));
+    first = false;
   }
   return cot;
 }

@@ -49,8 +49,9 @@ class Calls {
 // A verdict for `c` before any check.
 Verdict open_verdict(const KernelInfo& kernel, const Case& c);
 
-// Random cotangents (normal, from the case's seed) for the outputs that take one,
-// named grad_name(output), in the problem's dtype.
+// The cotangents of the outputs that take one, named grad_name(output), in the problem's
+// dtype, as the case's choice makes them (Case::cotangents: random normal values from the
+// case's seed, ones, zero for the first output, a mean's 1/N, per-row weights).
 NamedTensors random_cotangents(const KernelInfo& kernel, const Problem& p,
                                const NamedTensors& outputs);
 

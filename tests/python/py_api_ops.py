@@ -9,6 +9,8 @@ kprop's Python API (an importable module, so that ``--import py_api_ops`` replay
   ``py_contiguous_dy``, an ``autograd.Function`` whose backward reads the grad_output's
   memory as if it were contiguous (no strides), right on every contiguous dy.
   ``py_random_order`` sums db over rows in an order drawn anew on every call, as atomics do.
+  ``py_unit_scalar_dy`` takes a grad_output that holds one value everywhere for ones, as a
+  kernel that assumes its loss is the last op does: right for random values and ones.
   ``py_reads_past_end`` sums db with an unmasked load that reads one element past dy's end
   (zero where dy's storage ends there, as a fresh GPU allocation mostly holds).
 - implementations of kprop's own ``geglu`` registered with ``kprop.implementation``, both
@@ -111,6 +113,26 @@ class ReadsPastEndTanh(torch.autograd.Function):
         return dx, ds, db
 
 
+class UnitScalarDyTanh(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, s, b):
+        ctx.save_for_backward(x, s)
+        ctx.has_bias = b is not None
+        return good(x, s, b)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, s = ctx.saved_tensors
+        if dy.numel() > 1 and bool((dy == dy.reshape(-1)[0]).all()):
+            dy = torch.ones_like(dy)  # the planted bug: a scalar loss's gradient taken for 1
+        acc = torch.float64 if x.dtype == torch.float64 else torch.float32
+        t = torch.tanh(x.to(acc))
+        dx = (dy.to(acc) * s.to(acc) * (1 - t * t)).to(x.dtype)
+        ds = (dy.to(acc) * t).to(s.dtype)
+        db = dy.to(acc).sum(0).to(x.dtype) if ctx.has_bias else None
+        return dx, ds, db
+
+
 def _as_if_contiguous(t):
     """t's memory from its first element, t.numel() elements of it, shaped as t: how a kernel
     handed a pointer and no strides reads it (zeros past the end of its storage here)."""
@@ -169,6 +191,8 @@ kprop.implementation("py_scaled_tanh", "py_random_order",
                      lambda x, s, b: RandomOrderTanh.apply(x, s, b))
 kprop.implementation("py_scaled_tanh", "py_contiguous_dy",
                      lambda x, s, b: ContiguousDyTanh.apply(x, s, b))
+kprop.implementation("py_scaled_tanh", "py_unit_scalar_dy",
+                     lambda x, s, b: UnitScalarDyTanh.apply(x, s, b))
 kprop.implementation("py_scaled_tanh", "py_reads_past_end",
                      lambda x, s, b: ReadsPastEndTanh.apply(x, s, b))
 

@@ -210,6 +210,19 @@ def a_backward_that_reads_past_the_end_of_grad_output_is_found_by_guard():
 
 
 @check
+def a_backward_that_takes_a_scalar_grad_output_for_one_is_found_by_a_mean_cotangent():
+    r = kprop.check("py_scaled_tanh", impl="py_unit_scalar_dy::py_scaled_tanh", cases=300,
+                    properties=["vs_reference"])
+    assert not r.passed, r
+    assert r.finding.identity.startswith("py_scaled_tanh/py_unit_scalar_dy::py_scaled_tanh/d"), \
+        r.finding.identity
+    # Shrunk, the case keeps cotangents of one value other than 1 (a mean's 1/N, one row's
+    # weight, or zero).
+    assert r.finding.minimal.get("cotangents") in ("scalar", "per_row", "zero_first"), \
+        r.finding.minimal
+
+
+@check
 def no_bias_equals_a_zero_bias_declared_neutral():
     r = kprop.check("py_scaled_tanh", impl="py_good::py_scaled_tanh", cases=40,
                     properties=["neutral"])

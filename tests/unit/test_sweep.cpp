@@ -302,7 +302,7 @@ std::string fixed_of(const SweepSpec& spec) {
 TEST(SweepTest, FixedNamesTheEntriesOfAListADerivedAxisSets) {
   SweepSpec spec = dh0_spec("tiled", "verdict");
   spec.x = axis("W=2");
-  const std::string common = "dtype=float64 seed=0 distribution=normal layout=packed";
+  const std::string common = "dtype=float64 seed=0 distribution=normal cotangents=random layout=packed";
   const std::string rest =
       "initial_state=true D=32 num_cores=48 activation=none bias=true final_state_grad=false";
 
@@ -319,7 +319,7 @@ TEST(SweepTest, FixedNamesTheEntriesOfAListADerivedAxisSets) {
   spec.y = axis("length=5");
   spec.set.push_back("lengths=1,2,3");
   spec.set.push_back("splits=1,1,1");
-  EXPECT_EQ(fixed_of(spec), "dtype=float64 seed=0 distribution=normal W=4 layout=packed "
+  EXPECT_EQ(fixed_of(spec), "dtype=float64 seed=0 distribution=normal cotangents=random W=4 layout=packed "
                             "lengths=length,length,tail " + rest);
   // One sequence: the axis says it all.
   spec.x = axis("W=2");
@@ -405,10 +405,10 @@ std::string blocks_fixed(const std::string& x, const std::string& y,
 }
 
 TEST(SweepTest, FixedReadsWhatADerivedAxisSetsFromTheSchema) {
-  const std::string common = "dtype=float32 seed=0 distribution=normal";
+  const std::string common = "dtype=float32 seed=0 distribution=normal cotangents=random";
   // Nothing derived swept: every parameter as it is, no derived name.
   EXPECT_EQ(blocks_fixed("seed", "dtype"),
-            "distribution=normal depth=3 widths=2,3,5 offsets=1,1,1");
+            "distribution=normal cotangents=random depth=3 widths=2,3,5 offsets=1,1,1");
   // The entries the axis sets are named by it; the list that follows widths varies.
   EXPECT_EQ(blocks_fixed("head", "depth"), common + " widths=head,3,5");
   EXPECT_EQ(blocks_fixed("width", "depth"), common + " widths=width,width,width");
@@ -423,7 +423,7 @@ TEST(SweepTest, FixedReadsWhatADerivedAxisSetsFromTheSchema) {
   EXPECT_EQ(blocks_fixed("spread", "head"), common + " depth=3");
   // A derived axis that sets an integer: that integer varies.
   EXPECT_EQ(blocks_fixed("deep", "seed"),
-            "dtype=float32 distribution=normal widths=2,3,5 offsets=1,1,1");
+            "dtype=float32 distribution=normal cotangents=random widths=2,3,5 offsets=1,1,1");
 }
 
 TEST(SweepTest, NumberLabels) {
