@@ -9,15 +9,10 @@
 
 #include <algorithm>
 
-#include "kernels/common/dispatch.h"
+#include "tests/kernels/scaled_tanh_variants/toy_calls.h"
 
 namespace kprop::scaled_tanh::layout_variants {
 namespace {
-
-using OptTensor = c10::optional<at::Tensor>;
-using Grads = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
-
-c10::IValue optional(const OptTensor& t) { return t ? c10::IValue(*t) : c10::IValue(); }
 
 // dy's memory from its first element, dy.numel() elements of it, shaped as dy.
 at::Tensor as_if_contiguous(const at::Tensor& dy) {
@@ -28,17 +23,9 @@ at::Tensor as_if_contiguous(const at::Tensor& dy) {
   return at::cat({read, at::zeros({dy.numel() - n}, dy.options())}).view(dy.sizes());
 }
 
-at::Tensor toy_forward(const at::Tensor& x, const at::Tensor& s, const OptTensor& b) {
-  torch::jit::Stack stack{x, s, optional(b)};
-  call_boxed("kprop_toy::scaled_tanh_fwd", stack, 1);
-  return stack[0].toTensor();
-}
-
 Grads contiguous_dy_backward(const at::Tensor& x, const at::Tensor& s, const OptTensor& b,
                              const at::Tensor& dy) {
-  torch::jit::Stack stack{x, s, optional(b), as_if_contiguous(dy)};
-  call_boxed("kprop_toy::scaled_tanh_bwd", stack, 3);
-  return {stack[0].toTensor(), stack[1].toTensor(), tensor_or_undefined(stack[2])};
+  return toy_backward(x, s, b, as_if_contiguous(dy));
 }
 
 }  // namespace

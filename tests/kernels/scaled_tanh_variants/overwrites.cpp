@@ -8,28 +8,10 @@
 //                                 returns that buffer as dx
 #include <torch/library.h>
 
-#include "kernels/common/dispatch.h"
+#include "tests/kernels/scaled_tanh_variants/toy_calls.h"
 
 namespace kprop::scaled_tanh::overwriting_variants {
 namespace {
-
-using OptTensor = c10::optional<at::Tensor>;
-using Grads = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
-
-c10::IValue optional(const OptTensor& t) { return t ? c10::IValue(*t) : c10::IValue(); }
-
-at::Tensor toy_forward(const at::Tensor& x, const at::Tensor& s, const OptTensor& b) {
-  torch::jit::Stack stack{x, s, optional(b)};
-  call_boxed("kprop_toy::scaled_tanh_fwd", stack, 1);
-  return stack[0].toTensor();
-}
-
-Grads toy_backward(const at::Tensor& x, const at::Tensor& s, const OptTensor& b,
-                   const at::Tensor& dy) {
-  torch::jit::Stack stack{x, s, optional(b), dy};
-  call_boxed("kprop_toy::scaled_tanh_bwd", stack, 3);
-  return {stack[0].toTensor(), stack[1].toTensor(), tensor_or_undefined(stack[2])};
-}
 
 at::Tensor x_overwritten_forward(const at::Tensor& x, const at::Tensor& s, const OptTensor& b) {
   at::Tensor y = toy_forward(x, s, b);

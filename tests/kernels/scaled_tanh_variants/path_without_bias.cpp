@@ -7,37 +7,24 @@
 //   kprop_variant_path_without_bias
 #include <torch/library.h>
 
-#include "kernels/common/dispatch.h"
+#include "tests/kernels/scaled_tanh_variants/toy_calls.h"
 
 namespace kprop::scaled_tanh::path_without_bias_variant {
 namespace {
 
-using OptTensor = c10::optional<at::Tensor>;
-using Grads = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
-
-c10::IValue optional(const OptTensor& t) { return t ? c10::IValue(*t) : c10::IValue(); }
-
 at::Tensor forward(const at::Tensor& x, const at::Tensor& s, const OptTensor& b) {
-  torch::jit::Stack stack{x, s, optional(b)};
-  call_boxed("kprop_toy::scaled_tanh_fwd", stack, 1);
-  if (b) return stack[0].toTensor();
+  if (b) return toy_forward(x, s, b);
   const auto acc = x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   const at::Tensor xa = x.to(acc);
   const at::Tensor t = at::where(xa.abs() < 1.0 / 16, xa, xa.tanh());  // the forgotten term
   return (t * s.to(acc)).to(x.scalar_type());
 }
 
-Grads backward(const at::Tensor& x, const at::Tensor& s, const OptTensor& b, const at::Tensor& dy) {
-  torch::jit::Stack stack{x, s, optional(b), dy};
-  call_boxed("kprop_toy::scaled_tanh_bwd", stack, 3);
-  return {stack[0].toTensor(), stack[1].toTensor(), tensor_or_undefined(stack[2])};
-}
-
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(kprop_variant_path_without_bias, m) {
   m.def("scaled_tanh_fwd", forward);
-  m.def("scaled_tanh_bwd", backward);
+  m.def("scaled_tanh_bwd", toy_backward);
 }
 
 }  // namespace kprop::scaled_tanh::path_without_bias_variant

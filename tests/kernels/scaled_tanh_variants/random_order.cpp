@@ -11,32 +11,19 @@
 #include <numeric>
 #include <random>
 
-#include "kernels/common/dispatch.h"
+#include "tests/kernels/scaled_tanh_variants/toy_calls.h"
 
 namespace kprop::scaled_tanh::random_order_variant {
 namespace {
-
-using OptTensor = c10::optional<at::Tensor>;
-using Grads = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
-
-c10::IValue optional(const OptTensor& t) { return t ? c10::IValue(*t) : c10::IValue(); }
 
 std::mt19937& order_source() {
   static std::mt19937 generator(20261202);
   return generator;
 }
 
-at::Tensor toy_forward(const at::Tensor& x, const at::Tensor& s, const OptTensor& b) {
-  torch::jit::Stack stack{x, s, optional(b)};
-  call_boxed("kprop_toy::scaled_tanh_fwd", stack, 1);
-  return stack[0].toTensor();
-}
-
 Grads random_order_backward(const at::Tensor& x, const at::Tensor& s, const OptTensor& b,
                             const at::Tensor& dy) {
-  torch::jit::Stack stack{x, s, optional(b), dy};
-  call_boxed("kprop_toy::scaled_tanh_bwd", stack, 3);
-  const at::Tensor dx = stack[0].toTensor(), ds = stack[1].toTensor();
+  const auto [dx, ds, toy_db] = toy_backward(x, s, b, dy);
   if (!b) return {dx, ds, at::Tensor()};
   std::vector<int64_t> rows(static_cast<size_t>(dy.size(0)));
   std::iota(rows.begin(), rows.end(), 0);

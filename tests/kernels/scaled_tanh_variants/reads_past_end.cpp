@@ -7,15 +7,10 @@
 //   kprop_variant_reads_past_end
 #include <torch/library.h>
 
-#include "kernels/common/dispatch.h"
+#include "tests/kernels/scaled_tanh_variants/toy_calls.h"
 
 namespace kprop::scaled_tanh::reads_past_end_variant {
 namespace {
-
-using OptTensor = c10::optional<at::Tensor>;
-using Grads = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
-
-c10::IValue optional(const OptTensor& t) { return t ? c10::IValue(*t) : c10::IValue(); }
 
 // The element after contiguous t's last one, as a one-element tensor: zero where t's
 // storage ends there.
@@ -26,23 +21,12 @@ at::Tensor one_past_end(const at::Tensor& t) {
   return t.as_strided({1}, {1}, next).clone();
 }
 
-at::Tensor toy_forward(const at::Tensor& x, const at::Tensor& s, const OptTensor& b) {
-  torch::jit::Stack stack{x, s, optional(b)};
-  call_boxed("kprop_toy::scaled_tanh_fwd", stack, 1);
-  return stack[0].toTensor();
-}
-
 Grads reads_past_end_backward(const at::Tensor& x, const at::Tensor& s, const OptTensor& b,
                               const at::Tensor& dy) {
   const at::Tensor d = dy.contiguous();
-  torch::jit::Stack stack{x, s, optional(b), d};
-  call_boxed("kprop_toy::scaled_tanh_bwd", stack, 3);
-  at::Tensor db = tensor_or_undefined(stack[2]);
-  if (db.defined()) {
-    db = db.clone();
-    db.narrow(0, db.size(0) - 1, 1).add_(one_past_end(d));  // the unmasked tail of the sum
-  }
-  return {stack[0].toTensor(), stack[1].toTensor(), db};
+  auto [dx, ds, db] = toy_backward(x, s, b, d);
+  if (db.defined()) db.narrow(0, db.size(0) - 1, 1).add_(one_past_end(d));  // the unmasked tail
+  return {dx, ds, db};
 }
 
 }  // namespace

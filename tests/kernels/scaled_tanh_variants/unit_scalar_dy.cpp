@@ -8,28 +8,15 @@
 //   kprop_variant_unit_scalar_dy
 #include <torch/library.h>
 
-#include "kernels/common/dispatch.h"
+#include "tests/kernels/scaled_tanh_variants/toy_calls.h"
 
 namespace kprop::scaled_tanh::unit_scalar_dy_variant {
 namespace {
 
-using OptTensor = c10::optional<at::Tensor>;
-using Grads = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
-
-c10::IValue optional(const OptTensor& t) { return t ? c10::IValue(*t) : c10::IValue(); }
-
-at::Tensor toy_forward(const at::Tensor& x, const at::Tensor& s, const OptTensor& b) {
-  torch::jit::Stack stack{x, s, optional(b)};
-  call_boxed("kprop_toy::scaled_tanh_fwd", stack, 1);
-  return stack[0].toTensor();
-}
-
 Grads unit_scalar_backward(const at::Tensor& x, const at::Tensor& s, const OptTensor& b,
                            const at::Tensor& dy) {
   const bool one_value = dy.numel() > 1 && dy.eq(dy.reshape({-1})[0]).all().item<bool>();
-  torch::jit::Stack stack{x, s, optional(b), one_value ? at::ones_like(dy) : dy};  // the bug
-  call_boxed("kprop_toy::scaled_tanh_bwd", stack, 3);
-  return {stack[0].toTensor(), stack[1].toTensor(), tensor_or_undefined(stack[2])};
+  return toy_backward(x, s, b, one_value ? at::ones_like(dy) : dy);  // the bug
 }
 
 }  // namespace

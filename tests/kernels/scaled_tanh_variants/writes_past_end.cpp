@@ -7,28 +7,14 @@
 //   kprop_variant_writes_past_end
 #include <torch/library.h>
 
-#include "kernels/common/dispatch.h"
+#include "tests/kernels/scaled_tanh_variants/toy_calls.h"
 
 namespace kprop::scaled_tanh::writes_past_end_variant {
 namespace {
 
-using OptTensor = c10::optional<at::Tensor>;
-using Grads = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
-
-c10::IValue optional(const OptTensor& t) { return t ? c10::IValue(*t) : c10::IValue(); }
-
-at::Tensor toy_forward(const at::Tensor& x, const at::Tensor& s, const OptTensor& b) {
-  torch::jit::Stack stack{x, s, optional(b)};
-  call_boxed("kprop_toy::scaled_tanh_fwd", stack, 1);
-  return stack[0].toTensor();
-}
-
 Grads writes_past_end_backward(const at::Tensor& x, const at::Tensor& s, const OptTensor& b,
                                const at::Tensor& dy) {
-  torch::jit::Stack stack{x, s, optional(b), dy};
-  call_boxed("kprop_toy::scaled_tanh_bwd", stack, 3);
-  Grads grads{stack[0].toTensor().clone(), stack[1].toTensor().clone(), tensor_or_undefined(stack[2])};
-  if (std::get<2>(grads).defined()) std::get<2>(grads) = std::get<2>(grads).clone();
+  const Grads grads = toy_backward(x, s, b, dy);
   if (dy.is_contiguous()) {
     const int64_t next = dy.storage_offset() + dy.numel();
     if (next < static_cast<int64_t>(dy.storage().nbytes()) / dy.element_size())
