@@ -149,6 +149,11 @@ NamedTensors Calls::reference(const Problem& p, const NamedTensors& cotangents) 
                 kernel_.backward(kReferenceNamespace, exact, to_float64(cotangents)));
 }
 
+bool declared_nondeterministic(const KernelInfo& kernel, const Implementation& impl) {
+  const Takes* takes = declared_takes(kernel.name(), impl.name);
+  return kernel.nondeterministic() || (takes != nullptr && takes->nondeterministic);
+}
+
 Verdict open_verdict(const KernelInfo& kernel, const Case& c) {
   Verdict v;
   v.kernel = kernel.name();

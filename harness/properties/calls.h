@@ -46,6 +46,10 @@ class Calls {
   bool as_given_ = false;
 };
 
+// The implementation (Takes::nondeterministic) or its kernel's spec declares that it may
+// round otherwise on each call (atomics): checks that compare two calls hold it to the bound.
+bool declared_nondeterministic(const KernelInfo& kernel, const Implementation& impl);
+
 // A verdict for `c` before any check.
 Verdict open_verdict(const KernelInfo& kernel, const Case& c);
 

@@ -10,7 +10,6 @@
 
 #include "harness/properties/calls.h"
 #include "harness/properties/registry.h"
-#include "harness/takes.h"
 
 namespace kprop {
 
@@ -33,8 +32,7 @@ class Determinism final : public Property {
   Verdict check(const KernelInfo& kernel, const Implementation& impl,
                 const Case& c) const override {
     Verdict v = open_verdict(kernel, c);
-    const Takes* takes = declared_takes(kernel.name(), impl.name);
-    const bool declared = kernel.nondeterministic() || (takes != nullptr && takes->nondeterministic);
+    const bool declared = declared_nondeterministic(kernel, impl);
     Calls calls(kernel, impl, v);
     const Problem p = kernel.materialize(c);
     const NamedTensors outputs = calls.forward(p);

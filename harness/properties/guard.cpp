@@ -21,7 +21,6 @@
 #include "harness/guarded_allocations.h"
 #include "harness/properties/calls.h"
 #include "harness/properties/registry.h"
-#include "harness/takes.h"
 #include "harness/tensor_layouts.h"
 
 namespace kprop {
@@ -71,9 +70,7 @@ class Guard final : public Property {
   Verdict check(const KernelInfo& kernel, const Implementation& impl,
                 const Case& c) const override {
     Verdict v = open_verdict(kernel, c);
-    const Takes* takes = declared_takes(kernel.name(), impl.name);
-    bool nondeterministic =
-        kernel.nondeterministic() || (takes != nullptr && takes->nondeterministic);
+    bool nondeterministic = declared_nondeterministic(kernel, impl);
     const bool on_cpu = device_of(c).is_cpu();
     Calls calls(kernel, impl, v);
     const Problem p = kernel.materialize(c);

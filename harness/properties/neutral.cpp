@@ -15,7 +15,6 @@
 #include "generators/schema.h"
 #include "harness/properties/calls.h"
 #include "harness/properties/registry.h"
-#include "harness/takes.h"
 
 namespace kprop {
 
@@ -42,9 +41,7 @@ class Neutral final : public Property {
   Verdict check(const KernelInfo& kernel, const Implementation& impl,
                 const Case& c) const override {
     Verdict v = open_verdict(kernel, c);
-    const Takes* takes = declared_takes(kernel.name(), impl.name);
-    const bool nondeterministic =
-        kernel.nondeterministic() || (takes != nullptr && takes->nondeterministic);
+    const bool nondeterministic = declared_nondeterministic(kernel, impl);
     Calls calls(kernel, impl, v);
     int compared = 0;
     std::string refused;  // why a call with the flag changed was refused

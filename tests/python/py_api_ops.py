@@ -90,47 +90,45 @@ def _one_past_end(t):
     return t.as_strided((1,), (1,), after).clone()
 
 
+def _tanh_forward(ctx, x, s, b):
+    """The forward of the planted autograd Functions below: good's, x and s saved."""
+    ctx.save_for_backward(x, s)
+    ctx.has_bias = b is not None
+    return good(x, s, b)
+
+
+def _tanh_backward(ctx, dy, db_of=lambda dy, acc: dy.to(acc).sum(0)):
+    """dx, ds and db for `dy` (db summed by `db_of`, in the accumulation type)."""
+    x, s = ctx.saved_tensors
+    acc = torch.float64 if x.dtype == torch.float64 else torch.float32
+    t = torch.tanh(x.to(acc))
+    dx = (dy.to(acc) * s.to(acc) * (1 - t * t)).to(x.dtype)
+    ds = (dy.to(acc) * t).to(s.dtype)
+    return dx, ds, db_of(dy, acc).to(x.dtype) if ctx.has_bias else None
+
+
 class ReadsPastEndTanh(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, s, b):
-        ctx.save_for_backward(x, s)
-        ctx.has_bias = b is not None
-        return good(x, s, b)
+    forward = staticmethod(_tanh_forward)
 
     @staticmethod
     def backward(ctx, dy):
-        x, s = ctx.saved_tensors
         dy = dy.contiguous()
-        acc = torch.float64 if x.dtype == torch.float64 else torch.float32
-        t = torch.tanh(x.to(acc))
-        dx = (dy.to(acc) * s.to(acc) * (1 - t * t)).to(x.dtype)
-        ds = (dy.to(acc) * t).to(s.dtype)
-        db = None
-        if ctx.has_bias:
-            db = dy.to(acc).sum(0)
-            db[-1] += _one_past_end(dy).to(acc)[0]  # the planted bug: the sum's tail unmasked
-            db = db.to(x.dtype)
-        return dx, ds, db
+
+        def unmasked_sum(d, acc):  # the planted bug: the sum's tail reads past d's end
+            db = d.to(acc).sum(0)
+            db[-1] += _one_past_end(d).to(acc)[0]
+            return db
+        return _tanh_backward(ctx, dy, unmasked_sum)
 
 
 class UnitScalarDyTanh(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, s, b):
-        ctx.save_for_backward(x, s)
-        ctx.has_bias = b is not None
-        return good(x, s, b)
+    forward = staticmethod(_tanh_forward)
 
     @staticmethod
     def backward(ctx, dy):
-        x, s = ctx.saved_tensors
         if dy.numel() > 1 and bool((dy == dy.reshape(-1)[0]).all()):
             dy = torch.ones_like(dy)  # the planted bug: a scalar loss's gradient taken for 1
-        acc = torch.float64 if x.dtype == torch.float64 else torch.float32
-        t = torch.tanh(x.to(acc))
-        dx = (dy.to(acc) * s.to(acc) * (1 - t * t)).to(x.dtype)
-        ds = (dy.to(acc) * t).to(s.dtype)
-        db = dy.to(acc).sum(0).to(x.dtype) if ctx.has_bias else None
-        return dx, ds, db
+        return _tanh_backward(ctx, dy)
 
 
 def _as_if_contiguous(t):
@@ -142,45 +140,24 @@ def _as_if_contiguous(t):
 
 
 class ContiguousDyTanh(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, s, b):
-        ctx.save_for_backward(x, s)
-        ctx.has_bias = b is not None
-        return good(x, s, b)
+    forward = staticmethod(_tanh_forward)
 
     @staticmethod
     def backward(ctx, dy):
-        x, s = ctx.saved_tensors
-        dy = _as_if_contiguous(dy)  # the planted bug: strides ignored
-        acc = torch.float64 if x.dtype == torch.float64 else torch.float32
-        t = torch.tanh(x.to(acc))
-        dx = (dy.to(acc) * s.to(acc) * (1 - t * t)).to(x.dtype)
-        ds = (dy.to(acc) * t).to(s.dtype)
-        db = dy.to(acc).sum(0).to(x.dtype) if ctx.has_bias else None
-        return dx, ds, db
+        return _tanh_backward(ctx, _as_if_contiguous(dy))  # the planted bug: strides ignored
 
 
 class RandomOrderTanh(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, s, b):
-        ctx.save_for_backward(x, s)
-        ctx.has_bias = b is not None
-        return good(x, s, b)
+    forward = staticmethod(_tanh_forward)
 
     @staticmethod
     def backward(ctx, dy):
-        x, s = ctx.saved_tensors
-        acc = torch.float64 if x.dtype == torch.float64 else torch.float32
-        t = torch.tanh(x.to(acc))
-        dx = (dy.to(acc) * s.to(acc) * (1 - t * t)).to(x.dtype)
-        ds = (dy.to(acc) * t).to(s.dtype)
-        db = None
-        if ctx.has_bias:
-            db = torch.zeros(dy.shape[1], dtype=acc)
-            for r in torch.randperm(dy.shape[0]).tolist():  # the planted nondeterminism
-                db = db + dy[r].to(acc)
-            db = db.to(x.dtype)
-        return dx, ds, db
+        def random_order_sum(d, acc):  # the planted nondeterminism
+            db = torch.zeros(d.shape[1], dtype=acc)
+            for r in torch.randperm(d.shape[0]).tolist():
+                db = db + d[r].to(acc)
+            return db
+        return _tanh_backward(ctx, dy, random_order_sum)
 
 
 kprop.implementation("py_scaled_tanh", "py_good", good)
