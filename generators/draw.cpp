@@ -63,6 +63,10 @@ class Drawer {
     // Drawn last, so that every earlier choice (and a fuzz input written before it existed,
     // which ends first: random) gives the case it gave before.
     const auto cotangents = all_cotangents();
+    if (const auto it = space_.fixed.find("cotangents"); it != space_.fixed.end()) {
+      c.cotangents = *parse_cotangents(std::get<std::string>(it->second));  // `--set`
+      return finish(c);
+    }
     const size_t want_cotangents =
         target_ ? static_cast<size_t>(std::find(cotangents.begin(), cotangents.end(),
                                                 target_->cotangents) -
@@ -70,6 +74,10 @@ class Drawer {
                 : 0;
     c.cotangents = cotangents[source_.pick(
         {std::begin(kCotangentWeights), std::end(kCotangentWeights)}, want_cotangents)];
+    return finish(c);
+  }
+
+  Case finish(Case& c) const {
     std::vector<std::string> pinned;
     for (const auto& [name, value] : space_.fixed) pinned.push_back(name);
     fit(schema_, c, pinned);  // a pinned value is validated when the case runs, not clamped

@@ -30,7 +30,8 @@ struct CaseSpace {
   // The schema's named limits (e.g. causal_conv1d's max_length); absent ones take their
   // default.
   std::map<std::string, int64_t> limits;
-  // Parameters pinned to a value (`--set NAME=VALUE`): drawn as given, never shrunk.
+  // Parameters pinned to a value (`--set NAME=VALUE`): drawn as given, never shrunk;
+  // "cotangents" pins the case's choice of them (Case::cotangents) the same way.
   std::map<std::string, ParamValue> fixed;
   // 0..100: scales the uniform parts of draws (ranges), as RapidCheck's size does, so a
   // search starts with small cases. Edge values are drawn at every size.

@@ -96,6 +96,13 @@ std::map<std::string, ParamValue> parse_settings(const std::string& kernel,
   std::map<std::string, ParamValue> out;
   for (const auto& s : settings) {
     const auto [name, value] = name_and_value(s, "--set");
+    if (name == "cotangents") {  // the case's choice, pinned as a parameter is
+      if (!parse_cotangents(value))
+        throw UsageError(fmt::format("--set cotangents: unknown value '{}' (random, ones, "
+                                     "zero_first, scalar, per_row)", value));
+      out[name] = value;
+      continue;
+    }
     const ParamSpec* spec = schema.find(name);
     if (!spec)
       throw UsageError(fmt::format("--set {}: not a parameter of {}; parameters: {}", name,

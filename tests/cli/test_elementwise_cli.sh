@@ -94,6 +94,15 @@ the_one_file "$tmp/over/scaled_tanh"
 run overwrite_replay 1 "$kprop" replay "$kept" --impl "$over" "${common[@]}"
 line_like overwrite_replay out "  $over +fail +expected fail +ok"
 
+# Pinned cotangents: a mean's 1/N in every case finds a backward that takes a one-valued dy
+# for ones, and the shrunk case keeps them; the kept file says so.
+run scalar 1 "$kprop" check scaled_tanh --impl kprop_variant_unit_scalar_dy::scaled_tanh \
+  --property vs_reference --set cotangents=scalar --no-corpus "${common[@]}"
+line_like scalar out 'FAIL after 1 cases \([0-9]+\.[0-9]{2} s\): scaled_tanh/kprop_variant_unit_scalar_dy::scaled_tanh/vs_reference/dx .*'
+line scalar out "  cotangents         scalar"
+run badcot 2 "$kprop" check scaled_tanh --set cotangents=twos --no-corpus "${common[@]}"
+only badcot err "kprop: --set cotangents: unknown value 'twos' (random, ones, zero_first, scalar, per_row)"
+
 # Bad usage: exit 2, one line that names what is known.
 run nosuch 2 "$kprop" check scaled_tanh --set nosuch=1 --no-corpus "${common[@]}"
 only nosuch err "kprop: --set nosuch: not a parameter of scaled_tanh; parameters: rows, cols, bias"
