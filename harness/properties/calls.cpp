@@ -154,6 +154,10 @@ bool declared_nondeterministic(const KernelInfo& kernel, const Implementation& i
   return kernel.nondeterministic() || (takes != nullptr && takes->nondeterministic);
 }
 
+NamedTensors Calls::bounds_between_two(const Problem& p, const NamedTensors& cotangents) const {
+  return kernel_.error_bounds(p, cotangents, reference(p, cotangents), /*joined_partials=*/{0, 0});
+}
+
 Verdict open_verdict(const KernelInfo& kernel, const Case& c) {
   Verdict v;
   v.kernel = kernel.name();

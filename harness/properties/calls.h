@@ -32,6 +32,10 @@ class Calls {
   // The float64 reference's outputs and gradients: the problem and the cotangents are
   // converted to float64 first.
   NamedTensors reference(const Problem& p, const NamedTensors& cotangents) const;
+  // The derived bound between two computations of p's results with `cotangents` (each
+  // within its own bound of the float64 reference): what two calls that may sum in another
+  // order may differ by.
+  NamedTensors bounds_between_two(const Problem& p, const NamedTensors& cotangents) const;
 
  private:
   void collect_memory_findings() const;

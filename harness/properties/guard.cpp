@@ -78,7 +78,7 @@ class Guard final : public Property {
     const NamedTensors cot = random_cotangents(kernel, p, outputs);
     const NamedTensors plain = merged(outputs, calls.backward(p, cot));
     NamedTensors bounds;
-    if (nondeterministic) bounds = kernel.error_bounds(p, cot, calls.reference(p, cot), {0, 0});
+    if (nondeterministic) bounds = calls.bounds_between_two(p, cot);
 
     // The results with inputs `in` and cotangents `dy`, outputs guarded where asked.
     auto call = [&](const NamedTensors& in, const NamedTensors& dy, bool guard_outputs) {
@@ -106,7 +106,7 @@ class Guard final : public Property {
       const NamedTensors again = merged(calls.forward(p), calls.backward(p, cot));
       if (any_failed(compare_exact(kernel, p, again, plain, "", ""))) {
         nondeterministic = true;
-        bounds = kernel.error_bounds(p, cot, calls.reference(p, cot), {0, 0});
+        bounds = calls.bounds_between_two(p, cot);
         everything = judge(guarded_results, "around its tensors");
       }
     }

@@ -59,7 +59,7 @@ class Layout final : public Property {
       for (const auto& [name, t] : expected) (by_bound(name) ? bounded : exact).set(name, t);
       append(v.tensors, compare_exact(kernel, p, actual, exact, "varies with " + label, label));
       if (bounded.size() == 0) return;
-      const auto bounds = kernel.error_bounds(p, used, calls.reference(p, used), {0, 0});
+      const auto bounds = calls.bounds_between_two(p, used);
       append(v.tensors, compare_exact_within(kernel, p, actual, bounded, bounds,
                                              "varies with " + label + " beyond the bound", label));
     };
