@@ -72,6 +72,7 @@ nlohmann::json verdict_to_json(const Verdict& v) {
   for (const auto& t : v.tensors)
     tensors.push_back({{"tensor", t.tensor},
                        {"check", t.check},
+                       {"setting", t.setting},
                        {"region", t.region},
                        {"index", t.index},
                        {"actual", number_json(t.actual)},
@@ -132,6 +133,7 @@ Verdict verdict_from_json(const nlohmann::json& j) {
       TensorError e;
       e.tensor = t.at("tensor").get<std::string>();
       e.check = t.at("check").get<std::string>();
+      e.setting = t.value("setting", std::string());
       e.region = t.at("region").get<std::string>();
       e.index = t.at("index").get<std::vector<int64_t>>();
       e.actual = number_from_json(t.at("actual"));

@@ -64,13 +64,15 @@ std::string Fault::describe() const {
 
 namespace {
 
-// What a failing row says failed: the tensor, or for an exactness check the tensor and
-// what it deviates from ("c deviates from policy"). Where is the region of its worst
+// What a failing row says failed: the tensor, in its setting where it has one ("da in a
+// residual"), and for an exactness check what it deviates from ("c deviates from
+// policy"). Where is the region of its worst
 // element. The rounding point a kernel names for a deviation is no part of it: a small
 // case may not tell two rounding points apart, and one defect must keep one identity
 // while it shrinks; the message and the error table name it.
 std::string subject(const TensorError& t) {
-  return t.exact() ? t.tensor + " " + t.deviation : t.tensor;
+  const std::string in = t.setting.empty() ? t.tensor : t.tensor + " " + t.setting;
+  return t.exact() ? in + " " + t.deviation : in;
 }
 std::string where(const TensorError& t) { return t.region; }
 

@@ -18,6 +18,11 @@ namespace kprop {
 struct TensorError {
   std::string tensor;           // "dh0"
   std::string check;            // how it was compared, e.g. "chunked", "full Jacobian"
+  // Where the tensor was computed when the plain call cannot show its symptom: the graph
+  // composition ran it in ("in a residual"). Unlike `check`, it is part of the symptom
+  // (and so of the identity): a kernel that corrupts a graph is another defect than one
+  // whose plain call is wrong in the same tensor.
+  std::string setting;
   std::string region;           // where the worst element lies, e.g. "head rows"
   std::vector<int64_t> index;   // coordinates of the worst element (largest error/bound)
   double actual = 0, expected = 0;

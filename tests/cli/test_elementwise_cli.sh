@@ -24,7 +24,7 @@ only unknown out ""
 # forward call that is wrong, shrunk and kept once; exit 1.
 run bias 1 "$kprop" check scaled_tanh --impl toy@bias --corpus "$corpus" "${common[@]}"
 line bias out "kprop check scaled_tanh --impl toy@bias --seed 0: 1000 cases over gradient, vs_reference, chunked, packed, cores, layout, determinism, guard, neutral, composition"
-line_like bias out 'FAIL after 40 cases \([0-9]+\.[0-9]{2} s\): scaled_tanh/toy@bias/composition/y \[8-wide blocks\]'
+line_like bias out 'FAIL after 40 cases \([0-9]+\.[0-9]{2} s\): scaled_tanh/toy@bias/composition/y in a residual \[8-wide blocks\], y used twice \[8-wide blocks\]'
 line bias out "defect: $bias_identity"
 line bias out "  property           vs_reference"
 line bias out "  rows               1"
