@@ -7,6 +7,8 @@
 #                  from an empty corpus: the properties must find it and shrink it
 #   fla-6d80721f   the fix (#1139): must pass
 #   fla-head, liger, liger_ascend, dao: every adapter at its upstream head
+#   liger_rms_norm: Liger's RMSNorm at its head, over RMS_NORM_PROPERTIES (default: all of
+#                  the kernel's)
 # PROPERTIES (default "layout") picks the properties, CASES (200) the cases of each run, BOX
 # (300 s) its time box (SIGINT at the end: kprop prints what it has; DAO_BOX for Dao's, which
 # starts when nvcc is done, ~5 min), SHRINK_SECONDS (120), CASE_TIMEOUT (kprop's per-case
@@ -24,7 +26,7 @@ RESULTS=${RESULTS:-$root/build-gpu/bug-classes}
 CASES=${CASES:-200}
 BOX=${BOX:-300}
 PROPERTIES=${PROPERTIES:-layout}
-RUNS=" ${RUNS:-fla-a252c17d fla-6d80721f fla-head liger liger_ascend dao} "
+RUNS=" ${RUNS:-fla-a252c17d fla-6d80721f fla-head liger liger_ascend liger_rms_norm dao} "
 mkdir -p "$RESULTS"
 PY=${PYTHON:-$(command -v python3)}
 [ -x /opt/torch/.venv/bin/python3 ] && PY=${PYTHON:-/opt/torch/.venv/bin/python3}
@@ -44,6 +46,8 @@ t0=$(date +%s)
 [ -x build-gpu/kprop ] ||
   RESULTS=$RESULTS/build KERNELS="fla liger" scripts/gpu.sh build >"$RESULTS/build.txt" 2>&1
 dao_pid=
+want liger_rms_norm && run_properties=${RMS_NORM_PROPERTIES-} run liger_rms_norm -- check rms_norm \
+  --import kprop_liger --impl liger::rms_norm --device cuda --corpus "$RESULTS/corpus-head"
 if want dao; then
   ( "$PY" -c "import kprop_dao" >"$RESULTS/dao-build.log" 2>&1; echo "exit $?" >>"$RESULTS/dao-build.log" ) &
   dao_pid=$!
@@ -51,12 +55,15 @@ fi
 
 properties=()
 for p in $PROPERTIES; do properties+=(--property "$p"); done
-run() {  # NAME ENV... -- kprop arguments
+run() {  # NAME ENV... -- kprop arguments (run_properties="..." run ...: its own properties)
   local name=$1; shift
-  local envs=()
+  local envs=() own=("${properties[@]}")
+  if [ -n "${run_properties+set}" ]; then
+    own=(); for p in $run_properties; do own+=(--property "$p"); done
+  fi
   while [ "$1" != -- ]; do envs+=("$1"); shift; done
   shift
-  ( env "${envs[@]}" timeout -s INT -k 30 "${box:-$BOX}" "$PY" -m kprop "$@" "${properties[@]}" \
+  ( env "${envs[@]}" timeout -s INT -k 30 "${box:-$BOX}" "$PY" -m kprop "$@" "${own[@]}" \
       --cases "$CASES" --shrink-seconds "${SHRINK_SECONDS:-120}" \
       --case-timeout "${CASE_TIMEOUT:-20}" >"$RESULTS/$name.log" 2>&1
     echo "exit $?" >>"$RESULTS/$name.log" ) &
@@ -74,6 +81,8 @@ want liger && run liger -- check geglu --import kprop_liger --impl liger::geglu 
   --corpus "$RESULTS/corpus-head"
 want liger_ascend && run liger_ascend -- check geglu --import kprop_liger \
   --impl liger_ascend::geglu --device cuda --corpus "$RESULTS/corpus-head"
+want liger_rms_norm && run_properties=${RMS_NORM_PROPERTIES-} run liger_rms_norm -- check rms_norm \
+  --import kprop_liger --impl liger::rms_norm --device cuda --corpus "$RESULTS/corpus-head"
 if want dao; then
   wait "$dao_pid"
   box=${DAO_BOX:-$BOX} run dao -- check causal_conv1d --import kprop_dao --impl dao::causal_conv1d --device cuda \

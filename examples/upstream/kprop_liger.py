@@ -11,6 +11,11 @@ https://github.com/linkedin/Liger-Kernel, named by LIGER_SRC (the folder holding
   grid-stride rewrite for Ascend NPUs — the port whose bf16 test needed atol = 1e4. It is
   plain Triton, so it runs on a GPU too; its grid is min(cores, cdiv(total, BLOCK)) with
   the core count from the NPU, here kprop's `num_cores` hint instead (the mapping).
+- `liger::rms_norm`: liger_kernel.ops.rms_norm's LigerRMSNormFunction as its module calls
+  it (eps 1e-6, in_place=True, the default): its backward stores dx over the dy it
+  receives, declared (`composition` tells where that is unsafe). kprop's `offset` (0 or 1)
+  and `casting` ("llama", "gemma") are its own arguments. It takes fp32, bf16 and fp16 (a
+  float64 row is computed in fp32).
 
     LIGER_SRC=~/src/Liger-Kernel PYTHONPATH=examples/upstream:build/python \
       python3 -m kprop check geglu --import kprop_liger --impl liger::geglu --device cuda
@@ -26,6 +31,7 @@ if not _src:
 sys.path.insert(0, os.path.join(_src, "src"))
 
 from liger_kernel.ops import geglu as _rows_module  # noqa: E402
+from liger_kernel.ops import rms_norm as _rms_norm_module  # noqa: E402
 
 import kprop  # noqa: E402
 
@@ -50,6 +56,14 @@ def _rows(a, b, num_cores, buffer_bytes):
 # property hands it copies of them; `composition` hands them as a model would, beside an op
 # that saved them too.
 kprop.implementation("geglu", "liger", _rows, devices=["cuda"], overwrites=["a", "b"])
+
+
+def _rms_norm(x, w, offset, casting):
+    return _rms_norm_module.LigerRMSNormFunction.apply(x, w, 1e-6, float(offset), casting, True, None)
+
+
+kprop.implementation("rms_norm", "liger", _rms_norm, devices=["cuda"], overwrites=["dy"],
+                     dtypes=[torch.float32, torch.bfloat16, torch.float16])
 _libs = []
 
 def _load_flat():
