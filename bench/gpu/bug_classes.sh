@@ -7,8 +7,8 @@
 #                  from an empty corpus: the properties must find it and shrink it
 #   fla-6d80721f   the fix (#1139): must pass
 #   fla-head, liger, liger_ascend, dao: every adapter at its upstream head
-#   liger_rms_norm: Liger's RMSNorm at its head, over RMS_NORM_PROPERTIES (default: all of
-#                  the kernel's)
+#   liger_rms_norm, liger_swiglu: Liger's RMSNorm and SwiGLU at its head, over
+#                  LIBRARY_PROPERTIES (default: all of the kernel's)
 # PROPERTIES (default "layout") picks the properties, CASES (200) the cases of each run, BOX
 # (300 s) its time box (SIGINT at the end: kprop prints what it has; DAO_BOX for Dao's, which
 # starts when nvcc is done, ~5 min), SHRINK_SECONDS (120), CASE_TIMEOUT (kprop's per-case
@@ -26,7 +26,7 @@ RESULTS=${RESULTS:-$root/build-gpu/bug-classes}
 CASES=${CASES:-200}
 BOX=${BOX:-300}
 PROPERTIES=${PROPERTIES:-layout}
-RUNS=" ${RUNS:-fla-a252c17d fla-6d80721f fla-head liger liger_ascend liger_rms_norm dao} "
+RUNS=" ${RUNS:-fla-a252c17d fla-6d80721f fla-head liger liger_ascend liger_rms_norm liger_swiglu dao} "
 mkdir -p "$RESULTS"
 PY=${PYTHON:-$(command -v python3)}
 [ -x /opt/torch/.venv/bin/python3 ] && PY=${PYTHON:-/opt/torch/.venv/bin/python3}
@@ -46,8 +46,10 @@ t0=$(date +%s)
 [ -x build-gpu/kprop ] ||
   RESULTS=$RESULTS/build KERNELS="fla liger" scripts/gpu.sh build >"$RESULTS/build.txt" 2>&1
 dao_pid=
-want liger_rms_norm && run_properties=${RMS_NORM_PROPERTIES-} run liger_rms_norm -- check rms_norm \
-  --import kprop_liger --impl liger::rms_norm --device cuda --corpus "$RESULTS/corpus-head"
+for kernel in rms_norm swiglu; do
+  want liger_$kernel && run_properties=${LIBRARY_PROPERTIES-} run liger_$kernel -- check $kernel \
+    --import kprop_liger --impl liger::$kernel --device cuda --corpus "$RESULTS/corpus-head"
+done
 if want dao; then
   ( "$PY" -c "import kprop_dao" >"$RESULTS/dao-build.log" 2>&1; echo "exit $?" >>"$RESULTS/dao-build.log" ) &
   dao_pid=$!
@@ -81,8 +83,10 @@ want liger && run liger -- check geglu --import kprop_liger --impl liger::geglu 
   --corpus "$RESULTS/corpus-head"
 want liger_ascend && run liger_ascend -- check geglu --import kprop_liger \
   --impl liger_ascend::geglu --device cuda --corpus "$RESULTS/corpus-head"
-want liger_rms_norm && run_properties=${RMS_NORM_PROPERTIES-} run liger_rms_norm -- check rms_norm \
-  --import kprop_liger --impl liger::rms_norm --device cuda --corpus "$RESULTS/corpus-head"
+for kernel in rms_norm swiglu; do
+  want liger_$kernel && run_properties=${LIBRARY_PROPERTIES-} run liger_$kernel -- check $kernel \
+    --import kprop_liger --impl liger::$kernel --device cuda --corpus "$RESULTS/corpus-head"
+done
 if want dao; then
   wait "$dao_pid"
   box=${DAO_BOX:-$BOX} run dao -- check causal_conv1d --import kprop_dao --impl dao::causal_conv1d --device cuda \

@@ -11,6 +11,9 @@ https://github.com/linkedin/Liger-Kernel, named by LIGER_SRC (the folder holding
   grid-stride rewrite for Ascend NPUs — the port whose bf16 test needed atol = 1e4. It is
   plain Triton, so it runs on a GPU too; its grid is min(cores, cdiv(total, BLOCK)) with
   the core count from the NPU, here kprop's `num_cores` hint instead (the mapping).
+- `liger::swiglu`: liger_kernel.ops.swiglu's LigerSiLUMulFunction (gate and down
+  multipliers 1). Like GEGLU's, its backward stores da and db over the a and b it saved:
+  declared. It takes fp32, bf16 and fp16.
 - `liger::rms_norm`: liger_kernel.ops.rms_norm's LigerRMSNormFunction as its module calls
   it (eps 1e-6, in_place=True, the default): its backward stores dx over the dy it
   receives, declared (`composition` tells where that is unsafe). kprop's `offset` (0 or 1)
@@ -32,6 +35,7 @@ sys.path.insert(0, os.path.join(_src, "src"))
 
 from liger_kernel.ops import geglu as _rows_module  # noqa: E402
 from liger_kernel.ops import rms_norm as _rms_norm_module  # noqa: E402
+from liger_kernel.ops import swiglu as _swiglu_module  # noqa: E402
 
 import kprop  # noqa: E402
 
@@ -56,6 +60,11 @@ def _rows(a, b, num_cores, buffer_bytes):
 # property hands it copies of them; `composition` hands them as a model would, beside an op
 # that saved them too.
 kprop.implementation("geglu", "liger", _rows, devices=["cuda"], overwrites=["a", "b"])
+
+
+kprop.implementation("swiglu", "liger", lambda a, b: _swiglu_module.LigerSiLUMulFunction.apply(a, b),
+                     devices=["cuda"], overwrites=["a", "b"],
+                     dtypes=[torch.float32, torch.bfloat16, torch.float16])
 
 
 def _rms_norm(x, w, offset, casting):
