@@ -13,6 +13,7 @@ import torch
 from . import _kprop
 
 _libraries = []  # torch.library.Library objects must outlive their registrations
+_namespaces = {}  # namespace -> its torch.library.Library
 
 
 def _tensor_type(arg):
@@ -154,7 +155,11 @@ def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None,
               flags=flags, overwrites=overwrites, layouts=layouts,
               layout_changes_reduction_order=layout_changes_reduction_order,
               nondeterministic=nondeterministic)
-    lib = torch.library.Library(name, "DEF")
+    # One library per namespace, which may hold several kernels' implementations
+    # (liger::geglu, liger::rms_norm): torch allows one DEF library per namespace.
+    lib = _namespaces.get(name)
+    if lib is None:
+        lib = _namespaces[name] = torch.library.Library(name, "DEF")
     lib.define(sig.forward_schema)
     lib.define(sig.backward_schema)
     fwd_op = sig.forward_schema.split("(", 1)[0]

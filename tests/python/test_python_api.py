@@ -306,6 +306,26 @@ def schemas_come_from_the_spec():
     assert kprop.schemas("geglu")[0].startswith("geglu_fwd(Tensor a, Tensor b, int num_cores")
 
 
+@check
+def one_implementation_name_holds_several_kernels():
+    # As a library's adapter registers liger::geglu, liger::rms_norm and liger::swiglu.
+    kprop.implementation("swiglu", "py_library", lambda a, b: torch.nn.functional.silu(a) * b,
+                         dtypes=[torch.float32])
+    kprop.implementation("rms_norm", "py_library", lambda x, w, offset, casting: torch.nn.functional.rms_norm(
+        x, x.shape[-1:], None if w is None else w + offset, 1e-6)
+        if hasattr(torch.nn.functional, "rms_norm") else _rms_norm(x, w, offset), dtypes=[torch.float32])
+    for kernel in ("swiglu", "rms_norm"):
+        # (ATen's silu rounds by one ulp otherwise on a strided row: layout is not asked)
+        r = kprop.check(kernel, impl=f"py_library::{kernel}", cases=100,
+                        properties=["vs_reference", "gradient"])
+        assert r.passed, (kernel, r.json)
+
+
+def _rms_norm(x, w, offset):
+    y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+    return y if w is None else y * (w + offset)
+
+
 failed = 0
 for f in checks:
     try:
