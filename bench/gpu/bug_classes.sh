@@ -46,10 +46,6 @@ t0=$(date +%s)
 [ -x build-gpu/kprop ] ||
   RESULTS=$RESULTS/build KERNELS="fla liger" scripts/gpu.sh build >"$RESULTS/build.txt" 2>&1
 dao_pid=
-for kernel in rms_norm swiglu; do
-  want liger_$kernel && run_properties=${LIBRARY_PROPERTIES-} run liger_$kernel -- check $kernel \
-    --import kprop_liger --impl liger::$kernel --device cuda --corpus "$RESULTS/corpus-head"
-done
 if want dao; then
   ( "$PY" -c "import kprop_dao" >"$RESULTS/dao-build.log" 2>&1; echo "exit $?" >>"$RESULTS/dao-build.log" ) &
   dao_pid=$!
