@@ -153,7 +153,7 @@ class Drawer {
     }
     const int64_t drawn_max =
         std::min(rule.max_count, rule.drawn_max_count
-                                     ? rule.drawn_max_count(DrawContext{c, space_, 0})
+                                     ? rule.drawn_max_count(DrawContext{c, space_, 0, &schema_})
                                      : rule.max_count);
     if (want && static_cast<int64_t>(want->size()) > rule.max_count)
       throw CaseError(fmt::format("{}: at most {} entries", spec.name, rule.max_count));
@@ -175,7 +175,7 @@ class Drawer {
     const Bounds b = spec.bounds_in(so_far, index);
     simplest = b.clamp(simplest);
     std::vector<IntOption> options =
-        spec.draw ? spec.draw(DrawContext{so_far, space_, index})
+        spec.draw ? spec.draw(DrawContext{so_far, space_, index, &schema_})
                   : std::vector<IntOption>{IntOption::range(1, b.lo, b.hi)};
     for (auto& o : options) {
       if (!o.hi_limit.empty()) o.hi = space_.limit(schema_, o.hi_limit);

@@ -39,6 +39,19 @@ ParamSpec flag_param(std::string name, std::string meaning) {
   return param_spec(std::move(name), ParamType::flag, std::move(meaning), false);
 }
 
+ParamSpec choice_param(std::string name, std::string meaning, std::vector<std::string> choices,
+                       std::vector<uint32_t> weights) {
+  ParamSpec p = param_spec(std::move(name), ParamType::choice, std::move(meaning), choices.front());
+  p.choices = std::move(choices);
+  p.weights = std::move(weights);
+  return p;
+}
+
+int64_t DrawContext::limit(const std::string& name) const {
+  if (!schema) throw std::logic_error("DrawContext: no schema to read limit '" + name + "' from");
+  return space.limit(*schema, name);
+}
+
 ParamSpec extent(std::string name, std::string meaning, int64_t max, Limit limit) {
   limit.min = 1;
   limit.max = max;
@@ -339,8 +352,8 @@ void set_param(const Schema& schema, Case& c, const std::string& name, const std
   } else if (name == "cotangents") {
     const auto k = parse_cotangents(text);
     if (!k)
-      throw CaseError(fmt::format("parameter cotangents: unknown value '{}' (random, ones, "
-                                  "zero_first, scalar, per_row)", text));
+      throw CaseError(fmt::format("parameter cotangents: unknown value '{}' ({})", text,
+                                  cotangent_names(", ")));
     c.cotangents = *k;
   } else if (name == "seed") {
     const auto v = parse_unsigned(text);

@@ -76,6 +76,9 @@ struct DrawContext {
   const Case& so_far;
   const CaseSpace& space;
   size_t index = 0;
+  const Schema* schema = nullptr;  // the schema being drawn, for its limits
+  // The space's value of the schema's limit `name` (CaseSpace::limit).
+  int64_t limit(const std::string& name) const;
 };
 
 // How many elements an integer list has.
@@ -164,6 +167,9 @@ struct ParamSpec {
 ParamSpec param_spec(std::string name, ParamType type, std::string meaning, ParamValue simplest);
 // A flag, false at its simplest.
 ParamSpec flag_param(std::string name, std::string meaning);
+// A choice among `choices`, drawn with `weights`, the first at its simplest.
+ParamSpec choice_param(std::string name, std::string meaning, std::vector<std::string> choices,
+                       std::vector<uint32_t> weights);
 // The size of a tensor dimension, 1..max, shrinking toward 1: drawn 1 in 30% of draws, 2 in
 // 15%, else uniformly from 1 to `limit` (declared with it: min 1, max `max`; its meaning
 // defaults to "most <name> a case draws").

@@ -115,11 +115,9 @@ Schema make_schema() {
                                   IntOption::just(10, 8)};
   };
 
-  ParamSpec layout = param_spec(
-      "layout", ParamType::choice,
-      "packed: B = 1 and cu_seqlens; dense: B sequences of equal length", std::string("packed"));
-  layout.choices = {"packed", "dense"};
-  layout.weights = {80, 20};
+  ParamSpec layout = choice_param(
+      "layout", "packed: B = 1 and cu_seqlens; dense: B sequences of equal length",
+      {"packed", "dense"}, {80, 20});
 
   ParamSpec lengths = param_spec("lengths", ParamType::integers, "length of each sequence",
                                  std::vector<int64_t>{1});
@@ -221,10 +219,8 @@ Schema make_schema() {
         IntOption::any_of(15, powers_of_two), IntOption::range(25, 1, 64)};
   };
 
-  ParamSpec activation = param_spec("activation", ParamType::choice,
-                                    "none, or silu after the sum", std::string("none"));
-  activation.choices = {"none", "silu"};
-  activation.weights = {50, 50};
+  ParamSpec activation =
+      choice_param("activation", "none, or silu after the sum", {"none", "silu"}, {50, 50});
 
   ParamSpec bias = param_spec("bias", ParamType::flag, "a bias b [D]", false);
   bias.percent_true = 70;

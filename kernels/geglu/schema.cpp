@@ -134,12 +134,10 @@ Schema make_schema() {
     return options;
   };
 
-  ParamSpec layout = param_spec("layout", ParamType::choice,
-                                "contiguous a and b, or fused: the two halves of one "
-                                "[..., 2·cols] projection, as fused MLPs hand them over",
-                                std::string("contiguous"));
-  layout.choices = {"contiguous", "fused"};
-  layout.weights = {60, 40};
+  ParamSpec layout = choice_param("layout",
+                                 "contiguous a and b, or fused: the two halves of one "
+                                 "[..., 2·cols] projection, as fused MLPs hand them over",
+                                 {"contiguous", "fused"}, {60, 40});
 
   ParamSpec scale = param_spec("scale", ParamType::integer,
                                "a and b are the distribution's values times scale; 45 ~ "
