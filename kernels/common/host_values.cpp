@@ -25,6 +25,10 @@ void read_values(const at::Tensor& t, T* out) {
   });
 }
 
+at::Tensor in_accumulation_type(const at::Tensor& t) {
+  return converted(t, t.scalar_type() == at::kDouble ? at::kDouble : at::kFloat);
+}
+
 at::Tensor converted(const at::Tensor& t, at::ScalarType dtype) {
   if (!t.defined() || !t.is_floating_point() || !at::isFloatingType(dtype)) return t;
   if (t.scalar_type() == dtype) return t.contiguous();  // t itself when contiguous

@@ -30,6 +30,11 @@ at::Tensor float64_of(const at::Tensor& t);
 // t's values as a contiguous tensor of `dtype`: t itself when it already is one.
 at::Tensor converted(const at::Tensor& t, at::ScalarType dtype);
 
+// t's values as a contiguous tensor of the type a kernel accumulates t's dtype in: float64
+// for float64, float32 for the rest (a row kernel loads its row whatever the layout, so its
+// sums keep one order).
+at::Tensor in_accumulation_type(const at::Tensor& t);
+
 }  // namespace kprop
 
 namespace kprop {

@@ -5,9 +5,8 @@
 //   llama  the row in fp32, x·rstd rounded to x's dtype, then times (offset + w);
 //   gemma  everything in fp32, rounded once at the end.
 // The planted variants are code paths such a kernel has had, never an injected number.
-#include <algorithm>
-
 #include "harness/spec/kernel_spec.h"
+#include "kernels/common/host_values.h"
 
 namespace kprop::rms_norm {
 namespace {
@@ -21,20 +20,14 @@ constexpr int64_t kBlockPathRows = int64_t{1} << 15, kBlockPathCols = 256, kBloc
 constexpr int64_t kScaleCols = 64, kAtScalePercent = 5;
 enum Variant { correct, offset_dropped_in_backward, block_grid_floored };
 
-// A row kernel takes its tensors contiguous (Liger's ensure_contiguous), so its sums keep
-// one order whatever layout it is handed.
-T acc(const T& t) {
-  return t.contiguous().to(t.scalar_type() == at::kDouble ? at::kDouble : at::kFloat);
-}
+// A row kernel takes its tensors contiguous (Liger's ensure_contiguous).
+T acc(const T& t) { return in_accumulation_type(t); }
 bool llama(const OpArgs& a) { return a.text("casting") == "llama"; }
 
 // 1 / sqrt(mean(x^2) + eps) per row, in the accumulation type, as [rows, 1].
 T rstd(const T& xf) { return ((xf * xf).sum(-1, true) / xf.size(-1) + kEps).rsqrt(); }
-// offset + w in the accumulation type; offset alone without a weight.
-T scale(const OpArgs& a, const T& like) {
-  const double offset = static_cast<double>(a.integer("offset"));
-  return a["w"].defined() ? acc(a["w"]) + offset : at::full({}, offset, like.options());
-}
+// offset + w in the accumulation type.
+T scale(const OpArgs& a) { return acc(a["w"]) + static_cast<double>(a.integer("offset")); }
 // x·rstd as the casting mode keeps it: rounded to x's dtype (llama) or not (gemma).
 T normed(const OpArgs& a, const T& xf, const T& r) {
   const T n = xf * r;
@@ -46,7 +39,7 @@ OpFunction forward() {
     const T xf = acc(a["x"]);
     const T n = normed(a, xf, rstd(xf));
     // Liger: without a weight, y is the normalised row (the offset is not applied).
-    const T y = a["w"].defined() ? n * scale(a, xf) : n;
+    const T y = a["w"].defined() ? n * scale(a) : n;
     return NamedTensors{{"y", y.to(a["x"].scalar_type())}};
   };
 }
@@ -57,7 +50,7 @@ OpFunction backward(Variant v) {
     const int64_t rows = xf.size(0), cols = xf.size(1);
     T m = dy;
     if (a["w"].defined())
-      m = dy * (v == offset_dropped_in_backward ? acc(a["w"]) : scale(a, xf));
+      m = dy * (v == offset_dropped_in_backward ? acc(a["w"]) : scale(a));
     T dx = r * m - r * r * r / cols * (m * xf).sum(-1, true) * xf;
     if (v == block_grid_floored && rows >= kBlockPathRows && cols <= kBlockPathCols)
       // The block kernel's grid of rows / 16 programs, floored: the last rows are never
@@ -90,9 +83,7 @@ const bool registered = register_builtin_spec([] {
           .drawn([](const DrawContext& ctx) {
             // Liger's block kernel takes rows >= 2^15 (of at most 256 columns): that edge in
             // rows_at_scale percent of draws, each a case of 2^21 elements or so.
-            const auto it = ctx.space.limits.find("rows_at_scale");
-            const int64_t at_scale =
-                std::clamp<int64_t>(it == ctx.space.limits.end() ? kAtScalePercent : it->second, 0, 60);
+            const int64_t at_scale = ctx.limit("rows_at_scale");
             return std::vector<IntOption>{
                 IntOption::just(30, 1), IntOption::just(10, 2), IntOption::up_to(60 - at_scale, 1, "max_rows"),
                 IntOption::any_of(static_cast<uint32_t>(at_scale),
@@ -114,15 +105,10 @@ const bool registered = register_builtin_spec([] {
       flag_param("weight", "a weight w [cols] (elementwise affine)").by_default(true).true_in_percent(80),
       param_spec("offset", ParamType::integer, "added to w: 0 (Llama) or 1 (Gemma: y = n (1 + w))",
                  int64_t{0}).within(0, 1),
-      [] {
-        ParamSpec p = param_spec("casting", ParamType::choice,
-                                 "where the row kernel rounds: llama (x rstd in x's dtype, then "
-                                 "times w) or gemma (all in fp32, one rounding at the end)",
-                                 std::string("llama"));
-        p.choices = {"llama", "gemma"};
-        p.weights = {50, 50};
-        return p;
-      }()};
+      choice_param("casting",
+                   "where the row kernel rounds: llama (x rstd in x's dtype, then times w) or "
+                   "gemma (all in fp32, one rounding at the end)",
+                   {"llama", "gemma"}, {50, 50})};
   k.limits = {{"rows_at_scale", kAtScalePercent, 0, 60,
                "percent of draws with rows at the block kernel's edge, 2^15 +- 1"}};
   k.operator_params = {"offset", "casting"};

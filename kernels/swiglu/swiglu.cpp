@@ -3,6 +3,7 @@
 // fp32, rounded to b's dtype, times b; the backward in fp32 from the rounded inputs. The
 // planted variant is a code path such a kernel has had, never an injected number.
 #include "harness/spec/kernel_spec.h"
+#include "kernels/common/host_values.h"
 
 namespace kprop::swiglu {
 namespace {
@@ -12,9 +13,7 @@ constexpr int64_t kMax = int64_t{1} << 16;
 constexpr int kSigmoid = 4;  // exp, add and divide: four roundings' worth
 enum Variant { correct, silu_term_dropped };
 
-T acc(const T& t) {
-  return t.contiguous().to(t.scalar_type() == at::kDouble ? at::kDouble : at::kFloat);
-}
+T acc(const T& t) { return in_accumulation_type(t); }
 
 OpFunction forward() {
   return [](const OpArgs& a) {
