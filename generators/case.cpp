@@ -82,6 +82,12 @@ std::vector<Cotangents> all_cotangents() {
           Cotangents::per_row};
 }
 
+std::string cotangent_names(const std::string& separator) {
+  std::string out;
+  for (auto c : all_cotangents()) out += (out.empty() ? "" : separator) + to_string(c);
+  return out;
+}
+
 std::optional<Cotangents> parse_cotangents(const std::string& s) {
   for (auto c : all_cotangents())
     if (s == to_string(c)) return c;

@@ -63,6 +63,8 @@ std::string to_string(Distribution d);
 std::string to_string(Cotangents c);
 std::optional<Cotangents> parse_cotangents(const std::string& s);
 std::vector<Cotangents> all_cotangents();  // the simplest (random, as before) first
+// Their names, joined by `separator` ("random, ones, ..."): what an error or a help lists.
+std::string cotangent_names(const std::string& separator);
 std::optional<DType> parse_dtype(const std::string& s);
 std::optional<Distribution> parse_distribution(const std::string& s);
 std::vector<DType> all_dtypes();

@@ -39,8 +39,9 @@ void add_check_command(CLI::App& app, CheckOptions& o) {
   cmd->add_option("--seed", o.seed, "seed of the case stream (default: 0)")->check(not_negative());
   cmd->add_option("--property", o.properties, "property to check; repeatable (default: all)");
   cmd->add_option("--dtype", o.dtypes, "dtype to draw; repeatable (default: per property)");
-  cmd->add_option("--set", o.set, "NAME=VALUE: pin a parameter in every case (cotangents=random|ones|zero_first|scalar|per_row "
-                  "pins the upstream gradients); repeatable")
+  cmd->add_option("--set", o.set,
+                  "NAME=VALUE: pin a parameter in every case (cotangents=" + cotangent_names("|") +
+                      " pins the upstream gradients); repeatable")
       ->allow_extra_args(false);
   cmd->add_option("--limit", o.limits, "NAME=N: a limit of the kernel's generator; repeatable")
       ->allow_extra_args(false);

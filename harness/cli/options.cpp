@@ -98,8 +98,8 @@ std::map<std::string, ParamValue> parse_settings(const std::string& kernel,
     const auto [name, value] = name_and_value(s, "--set");
     if (name == "cotangents") {  // the case's choice, pinned as a parameter is
       if (!parse_cotangents(value))
-        throw UsageError(fmt::format("--set cotangents: unknown value '{}' (random, ones, "
-                                     "zero_first, scalar, per_row)", value));
+        throw UsageError(fmt::format("--set cotangents: unknown value '{}' ({})", value,
+                                     cotangent_names(", ")));
       out[name] = value;
       continue;
     }
