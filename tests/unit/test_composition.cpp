@@ -61,7 +61,9 @@ TEST(Composition, ABackwardThatWritesDxOverItsDyCorruptsTheResidualBranch) {
   EXPECT_EQ(v.symptoms()[0].rfind("dy in a residual differs from the float64 graph", 0), 0u)
       << v.symptoms()[0];
   for (const auto& row : v.tensors)  // a fresh, accumulated dy: nothing else to corrupt
-    if (row.check == "used twice") EXPECT_TRUE(row.passed()) << row.tensor;
+    if (row.check == "used twice") {
+      EXPECT_TRUE(row.passed()) << row.tensor;
+    }
 }
 
 TEST(Composition, TheCorrectToyGivesEveryLeafTheFloat64GraphsGradient) {

@@ -19,6 +19,7 @@
 #include "harness/replay.h"
 #include "harness/report.h"
 #include "harness/runner.h"
+#include "tests/search_options.h"
 #include "tests/test_names.h"
 
 namespace kprop {
@@ -41,13 +42,7 @@ Case default_for(const std::string& impl, const std::string& property = "vs_refe
 
 SearchOptions options(const std::string& impl, int64_t cases, uint64_t seed,
                       std::vector<std::string> properties = {}) {
-  SearchOptions o;
-  o.kernel = kKernel;
-  o.impl = impl;
-  o.properties = std::move(properties);
-  o.cases = cases;
-  o.seed = seed;
-  return o;
+  return search_options(kKernel, impl, cases, seed, std::move(properties));
 }
 
 // A fresh folder for a corpus, removed with everything in it at the end of the test.

@@ -9,6 +9,7 @@
 #include "harness/property.h"
 #include "harness/report.h"
 #include "harness/runner.h"
+#include "tests/search_options.h"
 
 namespace kprop {
 namespace {
@@ -17,14 +18,7 @@ const KernelInfo& kernel() { return find_kernel("rms_norm"); }
 
 SearchOptions options(const std::string& impl, int64_t cases, uint64_t seed,
                       std::vector<std::string> properties, std::map<std::string, int64_t> limits) {
-  SearchOptions o;
-  o.kernel = "rms_norm";
-  o.impl = impl;
-  o.properties = std::move(properties);
-  o.cases = cases;
-  o.seed = seed;
-  o.limits = std::move(limits);
-  return o;
+  return search_options("rms_norm", impl, cases, seed, std::move(properties), std::move(limits));
 }
 
 const KnownDefect& defect_of(const std::string& impl) {

@@ -9,19 +9,14 @@
 #include "harness/property.h"
 #include "harness/report.h"
 #include "harness/runner.h"
+#include "tests/search_options.h"
 
 namespace kprop {
 namespace {
 
 SearchOptions options(const std::string& impl, int64_t cases, uint64_t seed,
                       std::vector<std::string> properties = {}) {
-  SearchOptions o;
-  o.kernel = "swiglu";
-  o.impl = impl;
-  o.properties = std::move(properties);
-  o.cases = cases;
-  o.seed = seed;
-  return o;
+  return search_options("swiglu", impl, cases, seed, std::move(properties));
 }
 
 // 1400 cases over the seven properties (neutral skips: swiglu has no optional input).
