@@ -1,6 +1,7 @@
 #include "harness/device.h"
 
 #include <ATen/Context.h>
+#include <ATen/Functions.h>
 #include <fmt/format.h>
 
 #include "generators/errors.h"
@@ -28,7 +29,14 @@ void set_outside_device(const std::string& name) {
       throw UsageError(fmt::format(
           "--device {}: this kprop's libtorch has no CUDA (build against a CUDA libtorch, "
           "README: Building against another libtorch)", name));
-    // An index past the devices present fails at the first copy, with libtorch's message.
+    // "cuda" is resolved to the device it names now ("cuda:0"): a tensor's device always
+    // carries its index, so an index-less one never compares equal to it and a tensor
+    // already there would be copied again (composition must hand the graph's own buffers).
+    try {
+      parsed = at::empty({0}, at::TensorOptions().device(*parsed)).device();
+    } catch (const c10::Error& e) {
+      throw UsageError(fmt::format("--device {}: {}", name, e.what_without_backtrace()));
+    }
   }
   device() = *parsed;
 }

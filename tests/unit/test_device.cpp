@@ -3,6 +3,7 @@
 // (scripts/gpu.sh); here: the settings, their errors, and that only outside
 // implementations would move.
 #include <ATen/Context.h>
+#include <ATen/Functions.h>
 #include <gtest/gtest.h>
 
 #include "generators/errors.h"
@@ -46,6 +47,11 @@ TEST(DeviceTest, OnlyOutsideImplementationsLeaveTheCpu) {
     set_outside_device("cuda");
     EXPECT_TRUE(device_of(conv_case("tiled")).is_cpu());  // kprop's emulations are CPU code
     EXPECT_TRUE(device_of(conv_case("mine::causal_conv1d")).is_cuda());
+    // A tensor made there compares equal to it: what is already on the device is handed
+    // as it is, not copied (composition's graph buffers).
+    EXPECT_TRUE(outside_device().has_index()) << outside_device_name();
+    EXPECT_EQ(at::empty({1}, at::TensorOptions().device(outside_device())).device(),
+              outside_device());
     set_outside_device("cpu");
   }
 }
