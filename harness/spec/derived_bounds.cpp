@@ -10,11 +10,12 @@
 
 namespace kprop {
 
-Bound Bound::elementwise(int k, Magnitude m) {
+Bound Bound::elementwise(int k, Magnitude m, int rounded_partials) {
   Bound b;
   b.kind = Kind::elementwise;
   b.roundings = k;
   b.magnitude = std::move(m);
+  b.rounded_partials = rounded_partials;
   return b;
 }
 
@@ -58,7 +59,7 @@ NamedTensors derived_bounds(const std::map<std::string, Bound>& bounds, const Ex
       // output dtype on the way adds u_out * magnitude.
       const double gamma = gamma_bound(bound.roundings, u_acc) * (1 + u_out);
       double per_magnitude = 0;
-      for (int j : joined_partials) per_magnitude += gamma + j * u_out;
+      for (int j : joined_partials) per_magnitude += gamma + (bound.rounded_partials + j) * u_out;
       result.set(name, elementwise_float64(
                            [=](double m, double v) {
                              return per_magnitude * m + computations * (u_out * std::abs(v) + tiny);

@@ -140,9 +140,11 @@ struct Bound {
   int rounded_partials = 0;
   Magnitude magnitude;
 
-  // k roundings in the accumulation type, then one to the output dtype:
-  // (gamma_k (1 + u_out) + j u_out) |m| + u_out |value| + the output's smallest normal.
-  static Bound elementwise(int k, Magnitude m = {});
+  // k roundings in the accumulation type, then one to the output dtype, with j partial
+  // results rounded to the output dtype on the way (products of a kernel that computes
+  // in bf16): (gamma_k (1 + u_out) + j u_out) |m| + u_out |value| + the output's smallest
+  // normal.
+  static Bound elementwise(int k, Magnitude m = {}, int rounded_partials = 0);
   // A sum of the dimension's size terms: sum_error_bound (harness/tolerance.h).
   static Bound sum_over(std::string dim, Magnitude m);
   static Bound sum_of(std::function<int64_t(const Case&)> k, Magnitude m, int rounded_partials = 0);
