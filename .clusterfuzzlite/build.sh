@@ -138,7 +138,7 @@ targets=()
 
 for dir in "$src"/kernels/*/; do
   kernel=$(basename "$dir")
-  [ -f "$dir/info.cpp" ] || continue
+  [ -f "$dir/info.cpp" ] || [ -f "$dir/$kernel.cpp" ] || continue  # a kernel folder
   impls=$(implementations "$kernel")
   if [ -z "$impls" ]; then
     echo "build.sh: could not list the implementations of $kernel" >&2
