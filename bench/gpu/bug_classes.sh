@@ -7,8 +7,9 @@
 #                  from an empty corpus: the properties must find it and shrink it
 #   fla-6d80721f   the fix (#1139): must pass
 #   fla-head, liger, liger_ascend, dao: every adapter at its upstream head
-#   liger_rms_norm, liger_swiglu: Liger's RMSNorm and SwiGLU at its head, over
-#                  LIBRARY_PROPERTIES (default: all of the kernel's)
+#   liger_<kernel>: Liger's kernel of the library at its head, for each of LIBRARY_KERNELS
+#                  (default: rms_norm swiglu kl_div rope), over LIBRARY_PROPERTIES
+#                  (default: all of the kernel's)
 # PROPERTIES (default "layout") picks the properties, CASES (200) the cases of each run, BOX
 # (300 s) its time box (SIGINT at the end: kprop prints what it has; DAO_BOX for Dao's, which
 # starts when nvcc is done, ~5 min), SHRINK_SECONDS (120), CASE_TIMEOUT (kprop's per-case
@@ -26,7 +27,8 @@ RESULTS=${RESULTS:-$root/build-gpu/bug-classes}
 CASES=${CASES:-200}
 BOX=${BOX:-300}
 PROPERTIES=${PROPERTIES:-layout}
-RUNS=" ${RUNS:-fla-a252c17d fla-6d80721f fla-head liger liger_ascend liger_rms_norm liger_swiglu dao} "
+LIBRARY_KERNELS=${LIBRARY_KERNELS:-rms_norm swiglu kl_div rope}
+RUNS=" ${RUNS:-fla-a252c17d fla-6d80721f fla-head liger liger_ascend $(printf 'liger_%s ' $LIBRARY_KERNELS)dao} "
 mkdir -p "$RESULTS"
 PY=${PYTHON:-$(command -v python3)}
 [ -x /opt/torch/.venv/bin/python3 ] && PY=${PYTHON:-/opt/torch/.venv/bin/python3}
@@ -79,7 +81,7 @@ want liger && run liger -- check geglu --import kprop_liger --impl liger::geglu 
   --corpus "$RESULTS/corpus-head"
 want liger_ascend && run liger_ascend -- check geglu --import kprop_liger \
   --impl liger_ascend::geglu --device cuda --corpus "$RESULTS/corpus-head"
-for kernel in rms_norm swiglu; do
+for kernel in $LIBRARY_KERNELS; do
   want liger_$kernel && run_properties=${LIBRARY_PROPERTIES-} run liger_$kernel -- check $kernel \
     --import kprop_liger --impl liger::$kernel --device cuda --corpus "$RESULTS/corpus-head"
 done

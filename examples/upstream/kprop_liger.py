@@ -19,6 +19,11 @@ https://github.com/linkedin/Liger-Kernel, named by LIGER_SRC (the folder holding
   receives, declared (`composition` tells where that is unsafe). kprop's `offset` (0 or 1)
   and `casting` ("llama", "gemma") are its own arguments. It takes fp32, bf16 and fp16 (a
   float64 row is computed in fp32).
+- `liger::kl_div`: liger_kernel.ops.kl_div's LigerKLDivLossFunction (eps 1e-10; kprop's
+  `target` log_probs is its log_target). It takes fp32, bf16 and fp16.
+- `liger::rope`: liger_kernel.ops.rope's LigerRopeFunction, as liger_rotary_pos_emb calls
+  it. Nothing is declared about what it writes: `layout` shows what it does with q and k
+  stored token-major, as Hugging Face's attention hands them. It takes fp32, bf16, fp16.
 
     LIGER_SRC=~/src/Liger-Kernel PYTHONPATH=examples/upstream:build/python \
       python3 -m kprop check geglu --import kprop_liger --impl liger::geglu --device cuda
@@ -34,7 +39,9 @@ if not _src:
 sys.path.insert(0, os.path.join(_src, "src"))
 
 from liger_kernel.ops import geglu as _rows_module  # noqa: E402
+from liger_kernel.ops import kl_div as _kl_div_module  # noqa: E402
 from liger_kernel.ops import rms_norm as _rms_norm_module  # noqa: E402
+from liger_kernel.ops import rope as _rope_module  # noqa: E402
 from liger_kernel.ops import swiglu as _swiglu_module  # noqa: E402
 
 import kprop  # noqa: E402
@@ -73,6 +80,23 @@ def _rms_norm(x, w, offset, casting):
 
 kprop.implementation("rms_norm", "liger", _rms_norm, devices=["cuda"], overwrites=["dy"],
                      dtypes=[torch.float32, torch.bfloat16, torch.float16])
+
+
+def _kl_div(y_pred, y_true, reduction, target):
+    loss = _kl_div_module.LigerKLDivLossFunction.apply(y_pred, y_true, reduction,
+                                                       target == "log_probs", 1e-10)
+    return {"loss": loss} if reduction == "none" else {"total": loss}
+
+
+kprop.implementation("kl_div", "liger", _kl_div, devices=["cuda"],
+                     dtypes=[torch.float32, torch.bfloat16, torch.float16])
+
+
+# As Hugging Face's attention calls it (liger_rotary_pos_emb): q and k [batch, heads, seq,
+# head_dim], cos and sin [1 or batch, seq, head_dim].
+kprop.implementation("rope", "liger",
+                     lambda q, k, cos, sin: _rope_module.LigerRopeFunction.apply(q, k, cos, sin),
+                     devices=["cuda"], dtypes=[torch.float32, torch.bfloat16, torch.float16])
 _libs = []
 
 def _load_flat():
