@@ -38,13 +38,27 @@ if not _src:
     raise ImportError("kprop_liger: set LIGER_SRC to your Liger-Kernel checkout")
 sys.path.insert(0, os.path.join(_src, "src"))
 
-from liger_kernel.ops import geglu as _rows_module  # noqa: E402
-from liger_kernel.ops import kl_div as _kl_div_module  # noqa: E402
-from liger_kernel.ops import rms_norm as _rms_norm_module  # noqa: E402
-from liger_kernel.ops import rope as _rope_module  # noqa: E402
-from liger_kernel.ops import swiglu as _swiglu_module  # noqa: E402
+import importlib  # noqa: E402
+import inspect  # noqa: E402
 
 import kprop  # noqa: E402
+
+
+def _ops(name):
+    """liger_kernel.ops.<name>, or None where this checkout has no such kernel or it does
+    not import here (an older commit, another Triton): the others are still registered."""
+    try:
+        return importlib.import_module(f"liger_kernel.ops.{name}")
+    except Exception as e:
+        print(f"kprop_liger: liger::{name} not registered: {e}", file=sys.stderr)
+        return None
+
+
+_rows_module = _ops("geglu")
+_kl_div_module = _ops("kl_div")
+_rms_norm_module = _ops("rms_norm")
+_rope_module = _ops("rope")
+_swiglu_module = _ops("swiglu")
 
 
 def _register(namespace, forward, backward):
@@ -66,37 +80,45 @@ def _rows(a, b, num_cores, buffer_bytes):
 # Its backward stores da and db over the a and b it saved, by design: every single-call
 # property hands it copies of them; `composition` hands them as a model would, beside an op
 # that saved them too.
-kprop.implementation("geglu", "liger", _rows, devices=["cuda"], overwrites=["a", "b"])
+if _rows_module:
+    kprop.implementation("geglu", "liger", _rows, devices=["cuda"], overwrites=["a", "b"])
 
 
-kprop.implementation("swiglu", "liger", lambda a, b: _swiglu_module.LigerSiLUMulFunction.apply(a, b),
-                     devices=["cuda"], overwrites=["a", "b"],
-                     dtypes=[torch.float32, torch.bfloat16, torch.float16])
+if _swiglu_module:
+    kprop.implementation("swiglu", "liger",
+                         lambda a, b: _swiglu_module.LigerSiLUMulFunction.apply(a, b),
+                         devices=["cuda"], overwrites=["a", "b"],
+                         dtypes=[torch.float32, torch.bfloat16, torch.float16])
 
 
 def _rms_norm(x, w, offset, casting):
     return _rms_norm_module.LigerRMSNormFunction.apply(x, w, 1e-6, float(offset), casting, True, None)
 
 
-kprop.implementation("rms_norm", "liger", _rms_norm, devices=["cuda"], overwrites=["dy"],
-                     dtypes=[torch.float32, torch.bfloat16, torch.float16])
+if _rms_norm_module:
+    kprop.implementation("rms_norm", "liger", _rms_norm, devices=["cuda"], overwrites=["dy"],
+                         dtypes=[torch.float32, torch.bfloat16, torch.float16])
 
 
 def _kl_div(y_pred, y_true, reduction, target):
-    loss = _kl_div_module.LigerKLDivLossFunction.apply(y_pred, y_true, reduction,
-                                                       target == "log_probs", 1e-10)
+    # eps (1e-10, its default) is an argument since Liger's #262; before it there was none.
+    f = _kl_div_module.LigerKLDivLossFunction
+    eps = (1e-10,) if "eps" in inspect.signature(f.forward).parameters else ()
+    loss = f.apply(y_pred, y_true, reduction, target == "log_probs", *eps)
     return {"loss": loss} if reduction == "none" else {"total": loss}
 
 
-kprop.implementation("kl_div", "liger", _kl_div, devices=["cuda"],
-                     dtypes=[torch.float32, torch.bfloat16, torch.float16])
+if _kl_div_module:
+    kprop.implementation("kl_div", "liger", _kl_div, devices=["cuda"],
+                         dtypes=[torch.float32, torch.bfloat16, torch.float16])
 
 
 # As Hugging Face's attention calls it (liger_rotary_pos_emb): q and k [batch, heads, seq,
 # head_dim], cos and sin [1 or batch, seq, head_dim].
-kprop.implementation("rope", "liger",
-                     lambda q, k, cos, sin: _rope_module.LigerRopeFunction.apply(q, k, cos, sin),
-                     devices=["cuda"], dtypes=[torch.float32, torch.bfloat16, torch.float16])
+if _rope_module:
+    kprop.implementation("rope", "liger",
+                         lambda q, k, cos, sin: _rope_module.LigerRopeFunction.apply(q, k, cos, sin),
+                         devices=["cuda"], dtypes=[torch.float32, torch.bfloat16, torch.float16])
 _libs = []
 
 def _load_flat():
