@@ -281,10 +281,9 @@ const bool registered = register_builtin_spec([] {
   k.known_defects = {
       defect("eps outside the square root").in({"rows@eps"}).hunted_by("vs_reference")
           .shows("y")
-          // One column for RMS norm; layer norm needs two (one column normalises to 0).
-          .when([](const Case& c) {
-            return c.integer("rows") == 1 && c.integer("cols") == (c.choice("norm") == "rms" ? 1 : 2);
-          })
+          // One column for RMS norm; layer norm needs two (one column normalises to 0). In
+          // float32 and below, only a row of small rms shows it: the first such row.
+          .when([](const Case& c) { return c.integer("cols") == (c.choice("norm") == "rms" ? 1 : 2); })
           .because("rstd = 1 / (sqrt(var) + eps) where the modules' training and inference "
                    "paths take 1 / sqrt(var + eps): they differ by eps / (2 sqrt(var)) "
                    "relative, visible where a row's rms is small (fla #508, reverted)"),
