@@ -8,8 +8,9 @@
 #   fla-6d80721f   the fix (#1139): must pass
 #   fla-head, liger, liger_ascend, dao: every adapter at its upstream head
 #   liger_<kernel>: Liger's kernel of the library at its head, for each of LIBRARY_KERNELS
-#                  (default: rms_norm swiglu kl_div rope), over LIBRARY_PROPERTIES
-#                  (default: all of the kernel's)
+#                  (default: rms_norm swiglu kl_div rope layer_norm), over
+#                  LIBRARY_PROPERTIES (default: all of the kernel's)
+#   fla_gated_norm: fla's gated norm at its head, over LIBRARY_PROPERTIES
 # PROPERTIES (default "layout") picks the properties, CASES (200) the cases of each run, BOX
 # (300 s) its time box (SIGINT at the end: kprop prints what it has; DAO_BOX for Dao's, which
 # starts when nvcc is done, ~5 min), SHRINK_SECONDS (120), CASE_TIMEOUT (kprop's per-case
@@ -27,8 +28,8 @@ RESULTS=${RESULTS:-$root/build-gpu/bug-classes}
 CASES=${CASES:-200}
 BOX=${BOX:-300}
 PROPERTIES=${PROPERTIES:-layout}
-LIBRARY_KERNELS=${LIBRARY_KERNELS:-rms_norm swiglu kl_div rope}
-RUNS=" ${RUNS:-fla-a252c17d fla-6d80721f fla-head liger liger_ascend $(printf 'liger_%s ' $LIBRARY_KERNELS)dao} "
+LIBRARY_KERNELS=${LIBRARY_KERNELS:-rms_norm swiglu kl_div rope layer_norm}
+RUNS=" ${RUNS:-fla-a252c17d fla-6d80721f fla-head liger liger_ascend $(printf 'liger_%s ' $LIBRARY_KERNELS)fla_gated_norm dao} "
 mkdir -p "$RESULTS"
 PY=${PYTHON:-$(command -v python3)}
 [ -x /opt/torch/.venv/bin/python3 ] && PY=${PYTHON:-/opt/torch/.venv/bin/python3}
@@ -85,6 +86,9 @@ for kernel in $LIBRARY_KERNELS; do
   want liger_$kernel && run_properties=${LIBRARY_PROPERTIES-} run liger_$kernel -- check $kernel \
     --import kprop_liger --impl liger::$kernel --device cuda --corpus "$RESULTS/corpus-head"
 done
+want fla_gated_norm && run_properties=${LIBRARY_PROPERTIES-} run fla_gated_norm \
+  FLA_SRC="${FLA_HEAD:-$root/.upstream/fla-head}" -- check gated_norm --import kprop_fla \
+  --impl fla::gated_norm --device cuda --seed 0 --corpus "$RESULTS/corpus-head"
 if want dao; then
   wait "$dao_pid"
   box=${DAO_BOX:-$BOX} run dao -- check causal_conv1d --import kprop_dao --impl dao::causal_conv1d --device cuda \

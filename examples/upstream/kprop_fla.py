@@ -1,4 +1,5 @@
-"""kprop adapter: flash-linear-attention's Triton causal_conv1d, as `fla::causal_conv1d`.
+"""kprop adapter: flash-linear-attention's Triton causal_conv1d, as `fla::causal_conv1d`,
+and its gated norm (modules/fused_norm_gate.py), as `fla::gated_norm`.
 
 Registration and argument mapping only; the kernel is imported from your own checkout of
 https://github.com/fla-org/flash-linear-attention, named by FLA_SRC (the folder holding
@@ -61,4 +62,17 @@ def _public(x, weight, bias, initial_state, cu_seqlens, activation, num_cores):
 # Triton takes no float64 (fp_downcast_rounding on an up-cast): gradient then checks the
 # backward in float32 against the float64 reference's gradient, and says so.
 kprop.implementation("causal_conv1d", "fla", _public,
+                     dtypes=["float32", "bfloat16", "float16"], devices=["cuda"])
+
+
+def _gated_norm(x, g, w, b, residual, norm, activation, prenorm):
+    """fla's rms_norm_gated / layer_norm_gated as FusedRMSNormGated calls them (eps 1e-5,
+    residual_in_fp32 False): y, and the residual stream with prenorm."""
+    from fla.modules.fused_norm_gate import layer_norm_gated, rms_norm_gated
+    f = rms_norm_gated if norm == "rms" else layer_norm_gated
+    out = f(x, g, w, b, activation, residual, prenorm, False, 1e-5)
+    return {"y": out[0], "residual_out": out[1]} if prenorm else {"y": out}
+
+
+kprop.implementation("gated_norm", "fla", _gated_norm,
                      dtypes=["float32", "bfloat16", "float16"], devices=["cuda"])

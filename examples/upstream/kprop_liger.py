@@ -19,6 +19,8 @@ https://github.com/linkedin/Liger-Kernel, named by LIGER_SRC (the folder holding
   receives, declared (`composition` tells where that is unsafe). kprop's `offset` (0 or 1)
   and `casting` ("llama", "gemma") are its own arguments. It takes fp32, bf16 and fp16 (a
   float64 row is computed in fp32).
+- `liger::layer_norm`: liger_kernel.ops.layer_norm's LigerLayerNormFunction (eps 1e-6);
+  it always takes w and b, so cases without them are not taken. fp32, bf16, fp16.
 - `liger::kl_div`: liger_kernel.ops.kl_div's LigerKLDivLossFunction (eps 1e-10; kprop's
   `target` log_probs is its log_target). It takes fp32, bf16 and fp16.
 - `liger::rope`: liger_kernel.ops.rope's LigerRopeFunction, as liger_rotary_pos_emb calls
@@ -56,6 +58,7 @@ def _ops(name):
 
 _rows_module = _ops("geglu")
 _kl_div_module = _ops("kl_div")
+_layer_norm_module = _ops("layer_norm")
 _rms_norm_module = _ops("rms_norm")
 _rope_module = _ops("rope")
 _swiglu_module = _ops("swiglu")
@@ -119,6 +122,14 @@ if _rope_module:
     kprop.implementation("rope", "liger",
                          lambda q, k, cos, sin: _rope_module.LigerRopeFunction.apply(q, k, cos, sin),
                          devices=["cuda"], dtypes=[torch.float32, torch.bfloat16, torch.float16])
+
+# LigerLayerNorm's call (eps 1e-6, its default). Its kernel always takes w and b: a case
+# without either is not taken.
+if _layer_norm_module:
+    kprop.implementation("layer_norm", "liger",
+                         lambda x, w, b: _layer_norm_module.LigerLayerNormFunction.apply(x, w, b, 1e-6),
+                         devices=["cuda"], flags={"weight": True, "bias": True},
+                         dtypes=[torch.float32, torch.bfloat16, torch.float16])
 _libs = []
 
 def _load_flat():
