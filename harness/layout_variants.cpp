@@ -1,13 +1,27 @@
 #include "harness/layout_variants.h"
 
+#include <algorithm>
+
+#include "harness/spec/kernel_spec.h"
 #include "harness/tensor_layouts.h"
 
 namespace kprop {
 
 namespace {
 // What lies around a slice: finite, and far from any value kprop draws, so that a read
-// with the wrong strides changes the result (`guard` looks for reads past the end).
+// with the wrong strides changes the result (`guard` looks for reads past the end). Around
+// indices, an index no tensor has (guard_sentinel: the largest int64).
 constexpr double kAroundSlice = 1000.0;
+at::Scalar around_slice(const at::Tensor& t) {
+  return t.is_floating_point() ? at::Scalar(kAroundSlice) : guard_sentinel(t.scalar_type());
+}
+// Input `name` is indices its kernel's spec declares (TensorSpec::indices).
+bool declared_indices(const KernelInfo& kernel, const std::string& name) {
+  const KernelSpec* spec = spec_of(kernel);
+  if (spec == nullptr) return false;
+  return std::any_of(spec->inputs.begin(), spec->inputs.end(),
+                     [&](const TensorSpec& in) { return in.name == name && in.index_draw; });
+}
 }  // namespace
 
 std::vector<std::string> layout_names(const KernelInfo& kernel) {
@@ -19,10 +33,11 @@ std::vector<std::string> layout_names(const KernelInfo& kernel) {
 std::vector<LayoutVariant> layout_variants(const KernelInfo& kernel, const std::string& name,
                                            const at::Tensor& t, bool cotangent) {
   std::vector<LayoutVariant> out;
-  if (!t.defined() || !t.is_floating_point() || t.numel() == 0) return out;
+  if (!t.defined() || t.numel() == 0 || !(t.is_floating_point() || declared_indices(kernel, name)))
+    return out;
   if (t.dim() >= 2 && t.size(-1) > 1 && t.size(-2) > 1)
     out.push_back({"transposed", true, transposed_storage});
-  out.push_back({"offset", true, [](const at::Tensor& x) { return inside_larger_buffer(x, kAroundSlice); }});
+  out.push_back({"offset", true, [](const at::Tensor& x) { return inside_larger_buffer(x, around_slice(x)); }});
   if (cotangent && t.numel() > 1) {
     out.push_back({"stride-0", false, broadcast_first_element});
     if (t.dim() >= 2 && t.size(0) > 1) out.push_back({"expanded", false, broadcast_first_slice});

@@ -6,7 +6,10 @@
 //   expanded    a cotangent that is one slice broadcast along its first dimension
 //   ...         a storage order the kernel declares (KernelInfo::storage_orders)
 // Each holds the contiguous tensor's values, except the two broadcasts: they are new
-// values, so the property compares them with the same values made contiguous.
+// values, so the property compares them with the same values made contiguous. Indices the
+// kernel's spec declares (TensorSpec::indices) take the same layouts; around their offset
+// slice lies an index no tensor has (guard_sentinel), where a floating tensor has 1000.
+// Other integer tensors keep their layout.
 #pragma once
 
 #include <functional>

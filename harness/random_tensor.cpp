@@ -76,4 +76,21 @@ at::Tensor random_tensor(const std::vector<int64_t>& sizes, Distribution distrib
   return tensor_of(values.data(), sizes, scalar_type(dtype));
 }
 
+at::Tensor random_indices(const std::vector<int64_t>& sizes, int64_t below, int64_t special,
+                          int special_percent, uint64_t seed, uint64_t stream) {
+  TORCH_CHECK(below >= 1, "random_indices: no index below ", below);
+  at::Tensor out = at::empty(sizes, at::TensorOptions().dtype(at::kLong));
+  int64_t* v = out.data_ptr<int64_t>();
+  SplitMix64 rng(seed ^ (0xD1B54A32D192ED03ULL * (stream + 1)));
+  const auto n = static_cast<uint64_t>(below);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    // Two draws per element whatever the share, so that the indices that are not special
+    // stay where they were when the share changes.
+    const bool is_special = static_cast<int>(rng.next() % 100) < special_percent;
+    const auto index = static_cast<int64_t>(rng.next() % n);
+    v[i] = is_special ? special : index;
+  }
+  return out;
+}
+
 }  // namespace kprop

@@ -25,4 +25,10 @@ at::ScalarType scalar_type(DType d);
 at::Tensor random_tensor(const std::vector<int64_t>& sizes, Distribution distribution,
                          uint64_t seed, uint64_t stream, DType dtype);
 
+// int64 indices from the same generator: each element `special` with probability
+// special_percent / 100 (0: never, 100: every element), else uniform in [0, below).
+// Whatever the case's dtype: indices are never rounded.
+at::Tensor random_indices(const std::vector<int64_t>& sizes, int64_t below, int64_t special,
+                          int special_percent, uint64_t seed, uint64_t stream);
+
 }  // namespace kprop

@@ -20,7 +20,7 @@ at::Tensor stored_in_order(const at::Tensor& t, const std::vector<int64_t>& orde
   return t.permute(order).contiguous().permute(inverse);
 }
 
-at::Tensor inside_larger_buffer(const at::Tensor& t, double fill) {
+at::Tensor inside_larger_buffer(const at::Tensor& t, const at::Scalar& fill) {
   if (t.dim() == 0) return at::full({2}, fill, t.options()).narrow(0, 1, 1).copy_(t.reshape({1})).squeeze(0);
   std::vector<int64_t> padded = t.sizes().vec();
   padded.back() += 1;  // one element after each innermost row

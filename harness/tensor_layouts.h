@@ -21,7 +21,7 @@ at::Tensor stored_in_order(const at::Tensor& t, const std::vector<int64_t>& orde
 
 // t's values as a slice of a larger buffer: one element before it (a storage offset) and
 // one after each innermost row (a row stride longer than the row), the rest `fill`.
-at::Tensor inside_larger_buffer(const at::Tensor& t, double fill);
+at::Tensor inside_larger_buffer(const at::Tensor& t, const at::Scalar& fill);
 
 // t's first element expanded to t's shape: every stride 0, as the gradient of a sum.
 at::Tensor broadcast_first_element(const at::Tensor& t);

@@ -185,7 +185,8 @@ at::Tensor cotangent(const Case& c, const std::vector<int64_t>& sizes, uint64_t 
       return at::full(sizes, n > 1 ? 1.0 / static_cast<double>(n) : 0.5, options);
     }
     case Cotangents::per_row: {  // reduction='none', then a weight per row
-      if (sizes.empty()) return normal(sizes);
+      // A 0-d output has one value; a 1-d one (a per-row loss) is one value per row.
+      if (sizes.size() <= 1) return normal(sizes);
       std::vector<int64_t> rows = sizes;
       rows.back() = 1;
       return normal(rows).expand(sizes).contiguous();

@@ -50,6 +50,7 @@ NamedTensors derived_bounds(const std::map<std::string, Bound>& bounds, const Ex
   for (const auto& [name, bound] : bounds) {
     const at::Tensor value = reference.get(name);
     if (!value.defined()) continue;  // an absent optional result
+    const double factors = bound.rounded_factors;
     const at::Tensor magnitude =
         bound.magnitude ? float64_of(bound.magnitude(exact))
                         : elementwise_float64([](double v) { return std::abs(v); }, value);
@@ -62,17 +63,23 @@ NamedTensors derived_bounds(const std::map<std::string, Bound>& bounds, const Ex
       for (int j : joined_partials) per_magnitude += gamma + (bound.rounded_partials + j) * u_out;
       result.set(name, elementwise_float64(
                            [=](double m, double v) {
-                             return per_magnitude * m + computations * (u_out * std::abs(v) + tiny);
+                             return per_magnitude * m +
+                                    computations * ((1 + factors) * u_out * std::abs(v) + tiny);
                            },
                            magnitude, value));
       continue;
     }
     const int64_t k = bound.terms ? bound.terms(exact.c) : dims.at(bound.over);
+    const int partials = bound.partials ? bound.partials(exact.c) : bound.rounded_partials;
     at::Tensor total;
     for (int j : joined_partials) {
-      const auto b = sum_error_bound(magnitude, value, k, acc, out, bound.rounded_partials + j);
+      const auto b = sum_error_bound(magnitude, value, k, acc, out, partials + j);
       total = total.defined() ? elementwise_float64(std::plus<double>(), total, b) : b;
     }
+    if (factors > 0)
+      total = elementwise_float64(
+          [=](double b, double v) { return b + computations * factors * u_out * std::abs(v); },
+          total, value);
     result.set(name, total);
   }
   return result;

@@ -74,6 +74,18 @@ struct Dim {
 // A dimension whose size is the integer parameter of the same name.
 Dim param_dim(const std::string& name);
 
+// An input of integer indices (TensorSpec::indices): int64 values in [0, the size of the
+// dimension `below`), each one instead `special(case).value` with probability
+// `special(case).percent` / 100 (a target's ignore_index; 100: every element).
+struct SpecialIndex {
+  int64_t value = 0;
+  int percent = 0;
+};
+struct IndexDraw {
+  std::string below;
+  std::function<SpecialIndex(const Case&)> special;  // none when not given
+};
+
 // An input or an output of the kernel.
 struct TensorSpec {
   std::string name;               // kprop's short name
@@ -85,6 +97,12 @@ struct TensorSpec {
   // What leaving it out means (`neutral`): a zero bias, a zero initial state.
   std::optional<double> neutral_value;
   bool differentiable = true;     // inputs: has a gradient; outputs: takes a cotangent
+  // Inputs: int64 indices drawn by this rule instead of floating values from the case's
+  // distribution; never converted to another dtype, no gradient (indices()).
+  std::optional<IndexDraw> index_draw;
+  // Outputs: a 0-d tensor, not one of `dims`, in the cases where it holds (a loss reduced
+  // by 'mean' or 'sum'); default: never.
+  std::function<bool(const Case&)> scalar;
   // Outputs: takes a cotangent in this case (a final state only when its gradient is
   // asked for); default: whenever present and differentiable.
   std::function<bool(const Case&)> cotangent;
@@ -99,6 +117,17 @@ struct TensorSpec {
   TensorSpec& when(std::function<bool(const Case&)> f) { present = std::move(f); return *this; }
   TensorSpec& when_flag(const std::string& flag);
   TensorSpec& no_gradient() { differentiable = false; return *this; }
+  // int64 indices in [0, the size of dimension `below`), a share of them `special`'s value
+  // (harness/random_tensor.h: random_indices): a target of class indices, position ids.
+  // They have no gradient and keep their dtype whatever the case's (float64 reference,
+  // bf16); `layout` hands them strided, `guard` between margins of an index no tensor has.
+  TensorSpec& indices(std::string below, std::function<SpecialIndex(const Case&)> special = {}) {
+    index_draw = IndexDraw{std::move(below), std::move(special)};
+    differentiable = false;
+    return *this;
+  }
+  // An output that is 0-d where `f` holds: `loss` [rows] for reduction='none', [] else.
+  TensorSpec& scalar_when(std::function<bool(const Case&)> f) { scalar = std::move(f); return *this; }
   // Leaving it out equals passing it filled with `value` (an optional input, when_flag).
   TensorSpec& neutral(double value) { neutral_value = value; return *this; }
   // Also stored in dimension order `order`, outermost first: .stored_as("time-major", {1, 0, 2}).
@@ -138,6 +167,13 @@ struct Bound {
   std::string over;        // sum: the dimension summed over (K = its size) ...
   std::function<int64_t(const Case&)> terms;  // ... or K from the case
   int rounded_partials = 0;
+  // rounded_partials as the case has them, where set (a loss summed over rows only when
+  // reduced): replaces rounded_partials.
+  std::function<int(const Case&)> partials;
+  // Partial results rounded to the output dtype that the rest of the computation only
+  // scales (a gradient stored, then multiplied by the cotangent): each adds u_out |value|,
+  // not u_out |magnitude|, so that a result that cancels keeps a tight bound.
+  int rounded_factors = 0;
   Magnitude magnitude;
 
   // k roundings in the accumulation type, then one to the output dtype, with j partial
@@ -148,6 +184,8 @@ struct Bound {
   // A sum of the dimension's size terms: sum_error_bound (harness/tolerance.h).
   static Bound sum_over(std::string dim, Magnitude m);
   static Bound sum_of(std::function<int64_t(const Case&)> k, Magnitude m, int rounded_partials = 0);
+  Bound& partials_when(std::function<int(const Case&)> f) { partials = std::move(f); return *this; }
+  Bound& scaled_after_rounding(int factors = 1) { rounded_factors = factors; return *this; }
 };
 
 // Names the region of a failing element by its index along a named dimension, for every
@@ -227,6 +265,11 @@ struct KernelSpec {
   std::vector<ImplementationSpec> implementations;  // besides the reference
   std::string default_implementation;  // default: the first implementation (or the reference)
   std::vector<KnownDefect> known_defects;
+
+  // What a kernel's inputs hold beyond independent draws, applied to the drawn inputs (in
+  // the case's dtype) before anything sees them: cross_entropy's logits peaked at the
+  // target. Shrinking needs nothing more: the inputs stay a function of the case.
+  std::function<void(const Case&, NamedTensors& inputs)> relate_inputs;
 
   // What does not fit the derivations: each replaces its own part when set.
   std::function<Problem(const Case&)> materialize;

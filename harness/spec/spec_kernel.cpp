@@ -100,14 +100,17 @@ class SpecKernel final : public KernelInfo {
   const Schema& schema() const override { return *spec_.schema; }
 
   Problem materialize(const Case& c) const override {
-    if (spec_.materialize) return spec_.materialize(c);
+    if (spec_.materialize) {
+      Problem p = spec_.materialize(c);
+      if (spec_.relate_inputs) spec_.relate_inputs(c, p.inputs);
+      return p;
+    }
     Problem p{c, {}};
     for (size_t i = 0; i < spec_.inputs.size(); ++i) {
       const auto& in = spec_.inputs[i];
-      p.inputs.set(in.name, is_present(in, c) ? random_tensor(sizes(in, c), c.distribution, c.seed,
-                                                              i, c.dtype)
-                                              : at::Tensor());
+      p.inputs.set(in.name, is_present(in, c) ? drawn(in, c, i) : at::Tensor());
     }
+    if (spec_.relate_inputs) spec_.relate_inputs(c, p.inputs);
     return p;
   }
 
@@ -166,6 +169,7 @@ class SpecKernel final : public KernelInfo {
     const TensorSpec* t = tensor_named(tensor);
     if (!t) return "";
     const auto shape = sizes(*t, p.c);
+    if (shape.size() != t->dims.size()) return "";  // a 0-d output has no region
     for (const auto& rule : spec_.regions) {
       int64_t inner = 1;
       for (size_t k = t->dims.size(); k-- > 0;) {
@@ -220,8 +224,22 @@ class SpecKernel final : public KernelInfo {
         if (t.name == name || grad_name(t.name) == name) return &t;
     return nullptr;
   }
+  // Input `i`'s tensor in case c, from its own stream of the seed.
+  at::Tensor drawn(const TensorSpec& in, const Case& c, size_t i) const {
+    if (!in.index_draw) return random_tensor(sizes(in, c), c.distribution, c.seed, i, c.dtype);
+    const IndexDraw& rule = *in.index_draw;
+    const SpecialIndex special = rule.special ? rule.special(c) : SpecialIndex{};
+    return random_indices(sizes(in, c), dim_size(rule.below, c), special.value, special.percent,
+                          c.seed, i);
+  }
+  int64_t dim_size(const std::string& name, const Case& c) const {
+    for (const auto& d : spec_.dims)
+      if (d.name == name) return d.size(c);
+    throw std::logic_error("no dimension " + name);  // check_spec makes it one
+  }
   std::vector<int64_t> sizes(const TensorSpec& t, const Case& c) const {
     std::vector<int64_t> out;
+    if (t.scalar && t.scalar(c)) return out;
     for (const auto& name : t.dims)
       for (const auto& d : spec_.dims)
         if (d.name == name) out.push_back(d.size(c));
@@ -272,16 +290,20 @@ void derive_schemas(KernelSpec& s) {
                   joined(concat(concat(inputs, cotangents), params)), joined(grads));
 }
 
-// A dimension that a tensor names and nobody declares: the integer parameter of its name.
+// A dimension that a tensor names (or indexes below) and nobody declares: the integer
+// parameter of its name.
 void derive_dims(KernelSpec& s) {
+  auto derive = [&](const std::string& name) {
+    const bool declared = std::any_of(s.dims.begin(), s.dims.end(),
+                                      [&](const Dim& d) { return d.name == name; });
+    const ParamSpec* p = s.schema ? s.schema->find(name) : nullptr;
+    if (!declared && p && p->type == ParamType::integer) s.dims.push_back(param_dim(name));
+  };
   for (const auto* list : {&s.inputs, &s.outputs})
-    for (const auto& t : *list)
-      for (const auto& name : t.dims) {
-        const bool declared = std::any_of(s.dims.begin(), s.dims.end(),
-                                          [&](const Dim& d) { return d.name == name; });
-        const ParamSpec* p = s.schema ? s.schema->find(name) : nullptr;
-        if (!declared && p && p->type == ParamType::integer) s.dims.push_back(param_dim(name));
-      }
+    for (const auto& t : *list) {
+      for (const auto& name : t.dims) derive(name);
+      if (t.index_draw) derive(t.index_draw->below);
+    }
 }
 
 // A known defect's shape given as parameter values ("rows=1 cols=7 bias=false"): each a
@@ -328,6 +350,13 @@ void check_spec(const KernelSpec& s) {
         fail(fmt::format("tensor '{}' is declared twice", t.name));
       for (const auto& d : t.dims)
         if (!dims.count(d)) fail(fmt::format("tensor '{}': dimension '{}' is not declared", t.name, d));
+      if (t.index_draw) {
+        if (!dims.count(t.index_draw->below))
+          fail(fmt::format("tensor '{}': indices below '{}', which is not a declared dimension",
+                           t.name, t.index_draw->below));
+        if (t.differentiable) fail(fmt::format("tensor '{}': indices have no gradient", t.name));
+        if (t.neutral_value) fail(fmt::format("tensor '{}': indices have no neutral value", t.name));
+      }
       if (t.neutral_value && t.flag.empty())
         fail(fmt::format("tensor '{}': a neutral value needs an input a flag leaves out "
                          "(when_flag)", t.name));
@@ -342,6 +371,10 @@ void check_spec(const KernelSpec& s) {
                            t.name, layout, rank));
       }
     }
+  for (const auto& in : s.inputs)
+    if (in.scalar) fail(fmt::format("tensor '{}': an input is never scalar_when", in.name));
+  for (const auto& out : s.outputs)
+    if (out.index_draw) fail(fmt::format("tensor '{}': an output has no index draw", out.name));
   std::set<std::string> results;
   for (const auto& out : s.outputs) results.insert(out.name);
   for (const auto& in : s.inputs)
