@@ -76,6 +76,10 @@ class Gradient final : public Property {
     const auto grads = calls.backward(p, cot);
     const Objective f{kernel, calls, cot};
     const double scale = f.magnitude(outputs);
+    // f's rounding noise, from each output's derived float64 bound: it knows what an output
+    // computed by cancellation is rounded from (a loss lse - x_y near 0 from lse's size),
+    // where |output| alone does not.
+    const double noise = f.noise(kernel.error_bounds(p, cot, calls.reference(p, cot), {0}));
 
     int64_t in_elements = 0, out_elements = 0;
     for (const auto& name : kernel.differentiable_inputs(p))
@@ -86,13 +90,13 @@ class Gradient final : public Property {
     const auto inputs = kernel.differentiable_inputs(p);
     uint64_t stream = 200;
     for (const auto& name : inputs)
-      v.tensors.push_back(directional(p, f, grads, name, scale, stream += 8));
+      v.tensors.push_back(directional(p, f, grads, name, scale, noise, stream += 8));
     if (in_elements * out_elements <= kFullJacobianLimit) {
       full_jacobian(kernel, calls, p, outputs, grads, v);
     } else {
       for (size_t i = 0; i < inputs.size(); ++i)
         if (!v.tensors[i].passed() && p.inputs.get(inputs[i]).numel() <= kElementwiseLimit)
-          v.tensors.push_back(elementwise(kernel, p, f, grads, inputs[i], scale));
+          v.tensors.push_back(elementwise(kernel, p, f, grads, inputs[i], scale, noise));
     }
     conclude(v);
     return v;
@@ -148,6 +152,15 @@ class Gradient final : public Property {
                                  [](double v, double o) { return std::abs(v) * std::abs(o); });
       return sum;
     }
+    // sum |v| bound: how far f may lie from the exact <v, forward> by rounding.
+    double noise(const NamedTensors& bounds) const {
+      double sum = 0;
+      for (const auto& [name, b] : bounds)
+        if (cot.has(grad_name(name)) && b.defined())
+          sum += compensated_sum(cot.get(grad_name(name)), b,
+                                 [](double v, double e) { return std::abs(v) * e; });
+      return sum;
+    }
   };
 
   // p with input moved by step * direction.
@@ -168,9 +181,10 @@ class Gradient final : public Property {
     return q;
   }
 
-  // Truncation error is O(eps^2); rounding noise in f is O(u * magnitude / eps).
-  static double tolerance(double analytic, double numeric, double scale) {
-    return 1e-6 * (std::abs(analytic) + std::abs(numeric)) + 1e-7 * scale + 1e-12;
+  // Truncation error is O(eps^2); rounding noise in f is O(u * magnitude / eps), and at
+  // most f's noise / eps.
+  static double tolerance(double analytic, double numeric, double scale, double noise) {
+    return 1e-6 * (std::abs(analytic) + std::abs(numeric)) + 1e-7 * scale + noise / kStep + 1e-12;
   }
 
   static void account(TensorError& row, double analytic, double numeric, double bound,
@@ -190,7 +204,8 @@ class Gradient final : public Property {
   }
 
   TensorError directional(const Problem& p, const Objective& f, const NamedTensors& grads,
-                          const std::string& input, double scale, uint64_t stream) const {
+                          const std::string& input, double scale, double noise,
+                          uint64_t stream) const {
     TensorError row;
     row.tensor = grad_name(input);
     row.check = "v^T J u";
@@ -204,7 +219,7 @@ class Gradient final : public Property {
           (f(perturbed(p, input, u, kStep)) - f(perturbed(p, input, u, -kStep))) /
           (2 * kStep);
       const double analytic = g.defined() ? inner_product(g, u) : NAN;
-      account(row, analytic, numeric, tolerance(analytic, numeric, scale), {k});
+      account(row, analytic, numeric, tolerance(analytic, numeric, scale, noise), {k});
     }
     return row;
   }
@@ -212,7 +227,7 @@ class Gradient final : public Property {
   // d f / d input[i] for every element i, against the backward's gradient.
   TensorError elementwise(const KernelInfo& kernel, const Problem& p, const Objective& f,
                           const NamedTensors& grads, const std::string& input,
-                          double scale) const {
+                          double scale, double noise) const {
     TensorError row;
     row.tensor = grad_name(input);
     row.check = "elementwise";
@@ -222,7 +237,7 @@ class Gradient final : public Property {
       const double numeric =
           (f(nudged(p, input, i, kStep)) - f(nudged(p, input, i, -kStep))) / (2 * kStep);
       const double analytic = g[i];
-      account(row, analytic, numeric, tolerance(analytic, numeric, scale / x.numel()), {i});
+      account(row, analytic, numeric, tolerance(analytic, numeric, scale / x.numel(), noise), {i});
     }
     if (!row.passed()) row.region = kernel.region(p, grad_name(input), row.index[0]);
     return row;
