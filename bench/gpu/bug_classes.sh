@@ -8,7 +8,7 @@
 #   fla-6d80721f   the fix (#1139): must pass
 #   fla-head, liger, liger_ascend, dao: every adapter at its upstream head
 #   liger_<kernel>: Liger's kernel of the library at its head, for each of LIBRARY_KERNELS
-#                  (default: rms_norm swiglu kl_div rope layer_norm), over
+#                  (default: rms_norm swiglu kl_div rope layer_norm cross_entropy), over
 #                  LIBRARY_PROPERTIES (default: all of the kernel's)
 #   fla_gated_norm: fla's gated norm at its head, over LIBRARY_PROPERTIES
 # PROPERTIES (default "layout") picks the properties, CASES (200) the cases of each run, BOX
@@ -28,7 +28,7 @@ RESULTS=${RESULTS:-$root/build-gpu/bug-classes}
 CASES=${CASES:-200}
 BOX=${BOX:-300}
 PROPERTIES=${PROPERTIES:-layout}
-LIBRARY_KERNELS=${LIBRARY_KERNELS:-rms_norm swiglu kl_div rope layer_norm}
+LIBRARY_KERNELS=${LIBRARY_KERNELS:-rms_norm swiglu kl_div rope layer_norm cross_entropy}
 RUNS=" ${RUNS:-fla-a252c17d fla-6d80721f fla-head liger liger_ascend $(printf 'liger_%s ' $LIBRARY_KERNELS)fla_gated_norm dao} "
 mkdir -p "$RESULTS"
 PY=${PYTHON:-$(command -v python3)}

@@ -21,6 +21,9 @@ https://github.com/linkedin/Liger-Kernel, named by LIGER_SRC (the folder holding
   float64 row is computed in fp32).
 - `liger::layer_norm`: liger_kernel.ops.layer_norm's LigerLayerNormFunction (eps 1e-6);
   it always takes w and b, so cases without them are not taken. fp32, bf16, fp16.
+- `liger::cross_entropy`: liger_kernel.ops.cross_entropy's LigerCrossEntropyFunction
+  (no class weights). Its forward stores the gradient over the logits x when x requires
+  grad: declared (`composition` says where that is unsafe). fp32, bf16, fp16.
 - `liger::kl_div`: liger_kernel.ops.kl_div's LigerKLDivLossFunction (eps 1e-10; kprop's
   `target` log_probs is its log_target). It takes fp32, bf16 and fp16.
 - `liger::rope`: liger_kernel.ops.rope's LigerRopeFunction, as liger_rotary_pos_emb calls
@@ -57,6 +60,7 @@ def _ops(name):
 
 
 _rows_module = _ops("geglu")
+_cross_entropy_module = _ops("cross_entropy")
 _kl_div_module = _ops("kl_div")
 _layer_norm_module = _ops("layer_norm")
 _rms_norm_module = _ops("rms_norm")
@@ -130,6 +134,22 @@ if _layer_norm_module:
                          lambda x, w, b: _layer_norm_module.LigerLayerNormFunction.apply(x, w, b, 1e-6),
                          devices=["cuda"], flags={"weight": True, "bias": True},
                          dtypes=[torch.float32, torch.bfloat16, torch.float16])
+
+
+def _cross_entropy(x, target, reduction, ignore_index, label_smoothing, softcap,
+                   lse_square_scale, return_z_loss):
+    # forward(_input, target, weight, ignore_index, lse_square_scale, label_smoothing,
+    # reduction, softcap, return_z_loss, ...) -> (loss, z_loss, token_accuracy, ...).
+    out = _cross_entropy_module.LigerCrossEntropyFunction.apply(
+        x, target, None, ignore_index, float(lse_square_scale), float(label_smoothing),
+        reduction, None if softcap == "none" else float(softcap), return_z_loss)
+    return out[0], out[1]
+
+
+# Its forward writes the gradient over x in place when x requires grad: declared.
+if _cross_entropy_module:
+    kprop.implementation("cross_entropy", "liger", _cross_entropy, devices=["cuda"],
+                         overwrites=["x"], dtypes=[torch.float32, torch.bfloat16, torch.float16])
 _libs = []
 
 def _load_flat():
