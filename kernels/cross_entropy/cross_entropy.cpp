@@ -75,13 +75,7 @@ void peak_at_target(const Case& c, NamedTensors& in) {
   in.set("x", at::where(in_range.unsqueeze(1), raised, x64).to(x.scalar_type()));
 }
 
-int ignored_percent(const Case& c) {
-  const std::string& ignored = c.choice("ignored");
-  return ignored == "all" ? 100 : ignored == "some" ? 33 : 0;
-}
-
 Magnitudes magnitudes_of(E e) { return magnitudes(e["x"], e["target"], options_of(e.c)); }
-bool reduces(const Case& c) { return c.choice("reduction") != "none"; }
 
 const bool registered = register_builtin_spec([] {
   KernelSpec k("cross_entropy");
@@ -109,35 +103,16 @@ const bool registered = register_builtin_spec([] {
                         "past 2^14 classes, rows <= 2"};
         };
         return p;
-      }(),
-      choice_param("reduction", "mean (over the rows not ignored), sum, or none (a loss per row)",
-                   {"mean", "sum", "none"}, {40, 25, 35}),
-      param_spec("ignore_index", ParamType::integer,
-                 "the target of an ignored row: Liger's default -100, or 0 (a padding class "
-                 "inside the vocabulary)",
-                 int64_t{-100})
-          .within(-100, 0)
-          .drawn(std::vector<IntOption>{IntOption::just(80, -100), IntOption::just(20, 0)}),
-      choice_param("ignored",
-                   "rows whose target is ignore_index: none, some (a third), all (a mean over "
-                   "no rows: Liger returns 0)",
-                   {"none", "some", "all"}, {50, 35, 15}),
-      choice_param("label_smoothing", "eps = label_smoothing / V on every class", {"0", "0.1"},
-                   {70, 30}),
-      choice_param("softcap", "logits as softcap tanh(x / softcap) (Gemma 2), or none",
-                   {"none", "30", "3"}, {60, 20, 20}),
-      choice_param("lse_square_scale", "PaLM's z-loss lse_square_scale lse^2, added to the loss",
-                   {"0", "1e-4"}, {70, 30}),
-      flag_param("return_z_loss", "z_loss returned too (for logging: its gradient is dropped)")
-          .true_in_percent(30),
+      }()};
+  for (ParamSpec& p : option_params()) k.params.push_back(std::move(p));
+  k.params.push_back(
       choice_param("logits",
                    "drawn; peaked: the target's logit the row's largest + ln V + 4 (softmax "
                    ">= 0.98 there, where p - 1 cancels); saturated: + 40 (softmax 1 in fp32)",
-                   {"drawn", "peaked", "saturated"}, {60, 25, 15})};
+                   {"drawn", "peaked", "saturated"}, {60, 25, 15}));
   k.limits = {{"V_at_scale", kAtScalePercent, 0, 50,
                "percent of draws with V at Liger's block edges 2^14, 2^15, 2^16 +- 1"}};
-  k.operator_params = {"reduction",       "ignore_index",     "label_smoothing",
-                       "softcap",         "lse_square_scale", "return_z_loss"};
+  k.operator_params = option_arguments();
   k.inputs = {{"x", {"rows", "V"}},
               TensorSpec("target", {"rows"}).indices("V", [](const Case& c) {
                 return SpecialIndex{c.integer("ignore_index"), ignored_percent(c)};

@@ -45,6 +45,40 @@ Options options_of(const Case& c) {
   return o;
 }
 
+std::vector<ParamSpec> option_params() {
+  return {choice_param("reduction", "mean (over the rows not ignored), sum, or none (a loss per row)",
+                       {"mean", "sum", "none"}, {40, 25, 35}),
+          param_spec("ignore_index", ParamType::integer,
+                     "the target of an ignored row: Liger's default -100, or 0 (a padding class "
+                     "inside the vocabulary)",
+                     int64_t{-100})
+              .within(-100, 0)
+              .drawn(std::vector<IntOption>{IntOption::just(80, -100), IntOption::just(20, 0)}),
+          choice_param("ignored",
+                       "rows whose target is ignore_index: none, some (a third), all (a mean over "
+                       "no rows: Liger returns 0)",
+                       {"none", "some", "all"}, {50, 35, 15}),
+          choice_param("label_smoothing", "eps = label_smoothing / V on every class", {"0", "0.1"},
+                       {70, 30}),
+          choice_param("softcap", "logits as softcap tanh(x / softcap) (Gemma 2), or none",
+                       {"none", "30", "3"}, {60, 20, 20}),
+          choice_param("lse_square_scale", "PaLM's z-loss lse_square_scale lse^2, added to the loss",
+                       {"0", "1e-4"}, {70, 30}),
+          flag_param("return_z_loss", "z_loss returned too (for logging: its gradient is dropped)")
+              .true_in_percent(30)};
+}
+
+std::vector<std::string> option_arguments() {
+  return {"reduction", "ignore_index", "label_smoothing", "softcap", "lse_square_scale", "return_z_loss"};
+}
+
+int ignored_percent(const Case& c) {
+  const std::string& ignored = c.choice("ignored");
+  return ignored == "all" ? 100 : ignored == "some" ? 33 : 0;
+}
+
+bool reduces(const Case& c) { return c.choice("reduction") != "none"; }
+
 Rows liger_rows(const T& logits, const T& target, const Options& o, at::ScalarType loss_dtype,
                 TrueClass true_class, bool gradients) {
   const at::ScalarType dtype = logits.scalar_type();
@@ -176,6 +210,7 @@ Magnitudes magnitudes(const T& x, const T& target, const Options& o) {
   const T lse_big = e.lse.abs() + big;
   Magnitudes out;
   out.z_loss_row = e.scale * lss * lse_big * lse_big;
+  out.z_loss_slope = e.scale * 2 * lss * lse_big;
   out.loss_row = e.scale * ((e.lse.abs() + e.z_y.abs()) * (1 - ls) + e.lse.abs() * ls +
                             e.z.abs().sum(1) * eps + big) +
                  out.z_loss_row;
@@ -188,6 +223,7 @@ Magnitudes magnitudes(const T& x, const T& target, const Options& o) {
   T g = p * exponent * (1 + 2 * lss * lse_big).unsqueeze(1) + eps + onehot * (1 - ls);
   if (o.softcap > 0) g = g * (1 + (x / o.softcap).tanh().pow(2));
   out.dlogits = g * e.scale.unsqueeze(1);
+  out.softmax = p;
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include <ATen/ATen.h>
 
 #include <string>
+#include <vector>
 
 #include "harness/spec/kernel_spec.h"
 
@@ -33,6 +34,15 @@ struct Options {
 };
 Options options_of(const OpArgs& a);
 Options options_of(const Case& c);
+
+// The case parameters of those options, and of the rows whose target is ignored
+// (`ignored`: none, some, all), for every kernel that declares Liger's loss; the operator
+// arguments among them.
+std::vector<ParamSpec> option_params();
+std::vector<std::string> option_arguments();
+// The target's share of ignore_index in percent, from `ignored`.
+int ignored_percent(const Case& c);
+bool reduces(const Case& c);
 
 // How the true class's gradient is written after the loop over blocks.
 enum class TrueClass {
@@ -64,7 +74,9 @@ NamedTensors reference_losses(const at::Tensor& logits, const at::Tensor& target
 struct Magnitudes {
   at::Tensor loss_row;   // [rows]: |terms| of one row's loss, times its 1/n ('mean'), 0 if ignored
   at::Tensor z_loss_row; // [rows]: the same for z_loss
+  at::Tensor z_loss_slope;  // [rows]: |d z_loss / d lse| bounded: 2 lss (|lse| + 1 + max |x|), over n
   at::Tensor dlogits;    // [rows, V]: |terms| of the gradient over the logits, per unit cotangent
+  at::Tensor softmax;    // [rows, V]: the exact softmax of the (softcapped) logits
 };
 Magnitudes magnitudes(const at::Tensor& logits, const at::Tensor& target, const Options& o);
 
