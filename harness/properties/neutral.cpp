@@ -15,6 +15,7 @@
 #include "generators/schema.h"
 #include "harness/properties/calls.h"
 #include "harness/properties/registry.h"
+#include "harness/takes.h"
 
 namespace kprop {
 
@@ -51,6 +52,12 @@ class Neutral final : public Property {
       without.set(n.flag, false);
       if (!validate(kernel.schema(), with).empty() || !validate(kernel.schema(), without).empty())
         continue;  // the flag cannot change alone here
+      // An implementation that takes only one side of the flag (Liger's LayerNorm always
+      // needs w and b) has no other path to compare with.
+      if (not_taken(with) || not_taken(without)) {
+        refused = *(not_taken(with) ? not_taken(with) : not_taken(without));
+        continue;
+      }
       Problem passed = kernel.materialize(with);
       const at::Tensor given = passed.inputs.get(n.tensor);
       passed.inputs.set(n.tensor, at::full_like(given, n.value));

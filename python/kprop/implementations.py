@@ -145,7 +145,8 @@ def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None,
             if g is None and argument in leaves:
                 g = torch.zeros_like(leaves[argument])
             out.append(_some_tensor(None if g is None else g.detach(), like))
-        return tuple(out)
+        # One gradient (kl_div's dy_pred) is the schema's single Tensor, not a tuple.
+        return tuple(out) if len(out) > 1 else out[0]
 
     full = f"{name}::{kernel}"
     # Declared first: a bad declaration leaves nothing registered.

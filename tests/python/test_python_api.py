@@ -147,6 +147,38 @@ def nightly_returns_its_summary():
 
 
 @check
+def an_implementation_with_one_gradient_hands_back_that_tensor():
+    # kl_div's only gradient is dy_pred: its backward operator returns one Tensor, not a
+    # tuple of one (which failed every call of Liger's kl_div and cross entropy).
+    def kl(y_pred, y_true, reduction, target):
+        if target == "log_probs":
+            loss = y_true.exp() * (y_true - y_pred)
+        else:
+            loss = y_true * (y_true.clamp_min(1e-10).log() - y_pred)
+        if reduction == "none":
+            return {"loss": loss}
+        n = {"batchmean": loss.shape[0], "mean": loss.numel(), "sum": 1}[reduction]
+        return {"total": loss.sum() / n}
+    kprop.implementation("kl_div", "py_kl", kl, dtypes=[torch.float32])
+    r = kprop.check("kl_div", impl="py_kl::kl_div", cases=40, properties=["vs_reference"])
+    assert r.passed, r.json
+
+
+@check
+def neutral_leaves_alone_an_input_the_implementation_always_takes():
+    # An implementation that needs w and b (Liger's LayerNorm) declares it: `neutral` has no
+    # other path of it to compare, and never calls it without them.
+    def layer_norm(x, w, b):
+        if w is None or b is None:
+            raise RuntimeError("w and b are required")
+        return torch.nn.functional.layer_norm(x, x.shape[-1:], w, b, 1e-6)
+    kprop.implementation("layer_norm", "py_ln", layer_norm, dtypes=[torch.float32],
+                         flags={"weight": True, "bias": True})
+    r = kprop.check("layer_norm", impl="py_ln::layer_norm", cases=30, properties=["neutral"])
+    assert r.passed, r.json
+
+
+@check
 def an_implementation_that_writes_over_its_input_is_found_unless_it_declares_it():
     r = kprop.check("py_scaled_tanh", impl="py_overwrites_x::py_scaled_tanh", cases=50,
                     properties=["vs_reference"])
