@@ -28,7 +28,7 @@ RESULTS=${RESULTS:-$root/build-gpu/bug-classes}
 CASES=${CASES:-200}
 BOX=${BOX:-300}
 PROPERTIES=${PROPERTIES:-layout}
-LIBRARY_KERNELS=${LIBRARY_KERNELS:-rms_norm swiglu kl_div rope layer_norm cross_entropy}
+LIBRARY_KERNELS=${LIBRARY_KERNELS:-rms_norm swiglu kl_div rope layer_norm cross_entropy fused_linear_cross_entropy}
 RUNS=" ${RUNS:-fla-a252c17d fla-6d80721f fla-head liger liger_ascend $(printf 'liger_%s ' $LIBRARY_KERNELS)fla_gated_norm dao} "
 mkdir -p "$RESULTS"
 PY=${PYTHON:-$(command -v python3)}

@@ -27,8 +27,11 @@ https://github.com/linkedin/Liger-Kernel, named by LIGER_SRC (the folder holding
 - `liger::kl_div`: liger_kernel.ops.kl_div's LigerKLDivLossFunction (eps 1e-10; kprop's
   `target` log_probs is its log_target). It takes fp32, bf16 and fp16.
 - `liger::rope`: liger_kernel.ops.rope's LigerRopeFunction, as liger_rotary_pos_emb calls
-  it. Nothing is declared about what it writes: `layout` shows what it does with q and k
-  stored token-major, as Hugging Face's attention hands them. It takes fp32, bf16, fp16.
+  it. It writes its results over q and k (and the gradients over the cotangents) wherever
+  they are stored token-major, as Hugging Face's attention hands them, or have one head or
+  one token: declared. It takes fp32, bf16, fp16.
+- `liger::fused_linear_cross_entropy`: LigerFusedLinearCrossEntropyFunction (no class
+  weights); it writes over none of its inputs. fp32, bf16, fp16.
 
     LIGER_SRC=~/src/Liger-Kernel PYTHONPATH=examples/upstream:build/python \
       python3 -m kprop check geglu --import kprop_liger --impl liger::geglu --device cuda
@@ -61,6 +64,7 @@ def _ops(name):
 
 _rows_module = _ops("geglu")
 _cross_entropy_module = _ops("cross_entropy")
+_flce_module = _ops("fused_linear_cross_entropy")
 _kl_div_module = _ops("kl_div")
 _layer_norm_module = _ops("layer_norm")
 _rms_norm_module = _ops("rms_norm")
@@ -122,10 +126,14 @@ if _kl_div_module:
 
 # As Hugging Face's attention calls it (liger_rotary_pos_emb): q and k [batch, heads, seq,
 # head_dim], cos and sin [1 or batch, seq, head_dim].
+# It writes q_rot, k_rot over q, k, and dq, dk over the cotangents, wherever q transposed
+# to [batch, seq, heads, head_dim] is contiguous: Hugging Face's storage, one head or one
+# token (bench/gpu/RESULTS.md). Declared: `composition` says where that is unsafe.
 if _rope_module:
     kprop.implementation("rope", "liger",
                          lambda q, k, cos, sin: _rope_module.LigerRopeFunction.apply(q, k, cos, sin),
-                         devices=["cuda"], dtypes=[torch.float32, torch.bfloat16, torch.float16])
+                         devices=["cuda"], overwrites=["q", "k", "dq_rot", "dk_rot"],
+                         dtypes=[torch.float32, torch.bfloat16, torch.float16])
 
 # LigerLayerNorm's call (eps 1e-6, its default). Its kernel always takes w and b: a case
 # without either is not taken.
@@ -150,6 +158,21 @@ def _cross_entropy(x, target, reduction, ignore_index, label_smoothing, softcap,
 if _cross_entropy_module:
     kprop.implementation("cross_entropy", "liger", _cross_entropy, devices=["cuda"],
                          overwrites=["x"], dtypes=[torch.float32, torch.bfloat16, torch.float16])
+
+
+def _flce(h, w, target, b, reduction, ignore_index, label_smoothing, softcap, lse_square_scale,
+          return_z_loss):
+    # forward(_input, weight, target, bias, ce_weight, ignore_index, lse_square_scale,
+    # label_smoothing, reduction, softcap, return_z_loss, ...) -> (loss, z_loss, ...).
+    out = _flce_module.LigerFusedLinearCrossEntropyFunction.apply(
+        h, w, target, b, None, ignore_index, float(lse_square_scale), float(label_smoothing),
+        reduction, None if softcap == "none" else float(softcap), return_z_loss)
+    return out[0], out[1]
+
+
+if _flce_module:
+    kprop.implementation("fused_linear_cross_entropy", "liger", _flce, devices=["cuda"],
+                         dtypes=[torch.float32, torch.bfloat16, torch.float16])
 _libs = []
 
 def _load_flat():
