@@ -37,7 +37,7 @@ int64_t chunks_of(const Case& c) {
   return cdiv(rows, chunk_rows(rows, c.integer("V"), c.integer("H")));
 }
 // torch.mm in the operands' dtype: an fp32 accumulation rounded once.
-T mm(const T& a, const T& b, at::ScalarType dtype) { return acc(a).matmul(acc(b)).to(dtype); }
+T product_in(const T& a, const T& b, at::ScalarType dtype) { return acc(a).matmul(acc(b)).to(dtype); }
 // The loss buffer: fp32 (float64 for a float64 case, kprop's float64 emulation).
 at::ScalarType loss_dtype(const T& h) { return h.scalar_type() == at::kDouble ? at::kDouble : at::kFloat; }
 
@@ -47,7 +47,7 @@ T logits_of(const OpArgs& a) {
   const int64_t rows = h.size(0), chunk = chunk_rows(rows, w.size(0), h.size(1));
   std::vector<T> parts;
   for (int64_t start = 0; start < rows; start += chunk) {
-    T logits = mm(h.narrow(0, start, std::min(chunk, rows - start)), w.t(), h.scalar_type());
+    T logits = product_in(h.narrow(0, start, std::min(chunk, rows - start)), w.t(), h.scalar_type());
     if (b.defined()) logits = (acc(logits) + acc(b)).to(h.scalar_type());
     parts.push_back(logits);
   }
@@ -81,9 +81,9 @@ OpFunction backward(Variant v) {
     for (int64_t start = 0; start < rows; start += chunk) {
       const int64_t n = std::min(chunk, rows - start);
       const T gc = g.narrow(0, start, n), hc = h.narrow(0, start, n);
-      dh.narrow(0, start, n).copy_(mm(gc, w, dtype));
+      dh.narrow(0, start, n).copy_(product_in(gc, w, dtype));
       // grad_weight += torch.mm(grad_logits_chunk.t(), _input_chunk).float(), into W's dtype.
-      dw = (acc(dw) + acc(mm(gc.t(), hc, dtype))).to(w.scalar_type());
+      dw = (acc(dw) + acc(product_in(gc.t(), hc, dtype))).to(w.scalar_type());
       if (b.defined()) db = (acc(db) + acc(acc(gc).sum(0).to(dtype))).to(b.scalar_type());
     }
     // torch.equal(grad_output, torch.tensor(1.0)) skips the multiply; else element_mul_kernel
