@@ -3,9 +3,10 @@
 and at the commit that fixed it, through the adapter users call (examples/upstream/).
 
 A bug is *caught* when kprop's search, from an empty corpus, fails at the buggy commit with
-an identity that starts with the bug's `expect`, and passes at the fixed commit; *missed*
+an identity that the bug's `expect` (a regular expression) matches, and passes at the fixed commit; *missed*
 when the buggy commit passes; a *false alarm* when the fixed commit fails with that identity
-too. Anything else either side shows is listed as another finding, never hidden.
+too. When the fixed commit's search stops on another defect, the verdict says so instead
+of "caught". Anything else either side shows is listed as another finding, never hidden.
 
     # once, where the upstream repositories are cloned (any clone with the commits):
     bench/realbugs/run.py prepare --git fla=~/src/flash-linear-attention \\
@@ -22,6 +23,7 @@ summary.md and summary.json to --results, with each side's log beside them.
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -92,13 +94,12 @@ def verdict_of(result, expect):
     if result and result.get("failure"):
         findings.append(result["failure"])
     findings += (result or {}).get("also", [])
-    ours = [f for f in findings if f["identity"].startswith(expect)]
-    others = [f for f in findings if not f["identity"].startswith(expect)]
+    ours = [f for f in findings if re.search(expect, f["identity"])]
+    others = [f for f in findings if not re.search(expect, f["identity"])]
     return bool(ours), (ours[0] if ours else None), others
 
 
-def run(manifest, args):
-    os.makedirs(args.results, exist_ok=True)
+def sides_of(manifest, args):
     bugs = [b for b in manifest["bugs"] if not args.only or b["name"] in args.only]
     sides = []
     for bug in bugs:
@@ -111,6 +112,12 @@ def run(manifest, args):
                           "log": os.path.join(args.results, name + ".log"),
                           "json": os.path.join(args.results, name + ".json"),
                           "corpus": os.path.join(args.results, "corpus-" + name)})
+    return sides
+
+
+def run(manifest, args):
+    os.makedirs(args.results, exist_ok=True)
+    sides = sides_of(manifest, args)
     running, queue = [], list(sides)
     while queue or running:
         while queue and len(running) < args.jobs:
@@ -168,6 +175,10 @@ def report(sides, args):
         b, f = entry["buggy"], entry["fixed"]
         if b["error"] or f["error"] or b["cases"] is None or f["cases"] is None:
             entry["verdict"] = "not run"
+        elif b["shows"] and not f["shows"] and f["others"]:
+            # The fixed commit's search stopped on a defect of its own: it did not show the
+            # bug, but it did not run its whole budget either.
+            entry["verdict"] = "found; the fixed commit stopped on another defect"
         elif b["shows"] and not f["shows"]:
             entry["verdict"] = "caught"
         elif not b["shows"]:
@@ -212,6 +223,10 @@ def main():
     p = sub.add_parser("prepare", help="write each side's sources from your clones")
     p.add_argument("--git", action="append", default=[], metavar="PROJECT=DIR")
     p.add_argument("--into", default=".upstream")
+    j = sub.add_parser("report", help="judge a results folder again, by today's manifest")
+    j.add_argument("--checkouts", default=".upstream")
+    j.add_argument("--results", default="build/realbugs")
+    j.add_argument("--only", nargs="*", default=[])
     r = sub.add_parser("run", help="run every bug's two sides and write the summary")
     r.add_argument("--checkouts", default=".upstream")
     r.add_argument("--results", default="build/realbugs")
@@ -234,6 +249,8 @@ def main():
                              f"{', '.join(manifest['projects'])}")
             gits[project] = os.path.expanduser(path)
         prepare(manifest, gits, args.into)
+    elif args.command == "report":
+        report(sides_of(manifest, args), args)
     else:
         unknown = [n for n in args.only if n not in {b["name"] for b in manifest["bugs"]}]
         if unknown:
