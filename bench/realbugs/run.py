@@ -6,7 +6,8 @@ A bug is *caught* when kprop's search, from an empty corpus, fails at the buggy 
 an identity that the bug's `expect` (a regular expression) matches, and passes at the fixed commit; *missed*
 when the buggy commit passes; a *false alarm* when the fixed commit fails with that identity
 too. When the fixed commit's search stops on another defect, the verdict says so instead
-of "caught". Anything else either side shows is listed as another finding, never hidden.
+of "caught"; an entry's `known` case files (other defects those commits have) seed both
+sides' corpora, so that they are counted as known and the search goes on. Anything else either side shows is listed as another finding, never hidden.
 
     # once, where the upstream repositories are cloned (any clone with the commits):
     bench/realbugs/run.py prepare --git fla=~/src/flash-linear-attention \\
@@ -24,12 +25,14 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))  # the repository: `known` paths are relative to it
 
 
 def load(path):
@@ -41,6 +44,10 @@ def load(path):
         for field in ("name", "project", "buggy", "fixed", "kernel", "impl", "properties", "expect"):
             if field not in bug:
                 print(f"{path}: bugs[{i}]: missing field '{field}'", file=sys.stderr)
+                sys.exit(2)
+        for known in bug.get("known", []):
+            if not os.path.isfile(os.path.join(ROOT, known)):
+                print(f"{path}: bugs[{i}].known: no case file {known}", file=sys.stderr)
                 sys.exit(2)
         if bug["project"] not in manifest["projects"]:
             print(f"{path}: bugs[{i}].project: '{bug['project']}' is not in projects", file=sys.stderr)
@@ -125,6 +132,10 @@ def run(manifest, args):
             if not os.path.isdir(s["source"]):
                 s["error"] = f"no checkout {s['source']} (run prepare)"
                 continue
+            # Other defects of these commits, known already: counted, not stopped at.
+            os.makedirs(s["corpus"], exist_ok=True)
+            for known in s["bug"].get("known", []):
+                shutil.copy(os.path.join(ROOT, known), s["corpus"])
             env = dict(os.environ, **s["env"])
             s["started"] = time.time()
             s["proc"] = subprocess.Popen(command(s["bug"], args, s["corpus"]), env=env,
