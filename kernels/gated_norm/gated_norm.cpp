@@ -19,7 +19,7 @@
 // injected number.
 #include "harness/random_tensor.h"
 #include "harness/spec/kernel_spec.h"
-#include "harness/tolerance.h"
+#include "kernels/common/error_units.h"
 #include "kernels/common/host_values.h"
 
 namespace kprop::gated_norm {
@@ -156,20 +156,6 @@ T dgate_of(E e) {
 // The pre-gate |x_hat w| + |b|.
 T pre_gate_of(E e, const Row& r) { return (r.xhat * abs_w(e)).abs() + e.or_zero("b").abs(); }
 
-// gamma_k in the case's accumulation type and u_out, its dtype's unit roundoff. A bound
-// with one rounded partial is (gamma_k + u_out) m: `magnitude` turns an absolute error
-// gamma_k g + u_out u (accumulation, and partial results stored in the case's dtype) into
-// that m, so that each part keeps its own unit.
-struct Units {
-  double gamma, u;
-  Units(const Case& c, int64_t k) {
-    const at::ScalarType out = scalar_type(c.dtype);
-    gamma = gamma_bound(k, unit_roundoff(out == at::kDouble ? at::kDouble : at::kFloat));
-    u = unit_roundoff(out);
-  }
-  T magnitude(const T& error) const { return error / (gamma + u); }
-  T magnitude(const T& g, const T& u_part) const { return magnitude(g * gamma + u_part * u); }
-};
 int64_t forward_terms(const Case& c) { return 2 * c.integer("cols") + 16; }
 int64_t dg_terms(const Case& c) { return 2 * c.integer("cols") + 24; }
 int64_t dx_terms(const Case& c) { return 3 * c.integer("cols") + 24; }
@@ -197,9 +183,9 @@ T dx_magnitude(E e) {
 
 const bool registered = register_builtin_spec([] {
   KernelSpec k("gated_norm");
-  std::vector<int64_t> col_edges;  // one short of, on and one past the row's block; 512:
-  for (int64_t p : {64, 128, 256, 512, 1024, 4096})  // fla's tile kernel up to it, row kernel past
-    for (int64_t d : {-1, 0, 1}) col_edges.push_back(p + d);
+  // One short of, on and one past the row's block; 512: fla's tile kernel up to it, the
+  // row kernel past it.
+  const std::vector<int64_t> col_edges = around({64, 128, 256, 512, 1024, 4096});
   k.params = {
       extent("rows", "rows of x and g (tokens)", kMaxRows, {"max_rows", 8})
           .by_default(int64_t{4})

@@ -14,7 +14,7 @@
 
 #include "harness/random_tensor.h"
 #include "harness/spec/kernel_spec.h"
-#include "harness/tolerance.h"
+#include "kernels/common/error_units.h"
 #include "kernels/common/host_values.h"
 
 namespace kprop::layer_norm {
@@ -131,28 +131,13 @@ T abs_w(E e) { return e["w"].defined() ? e["w"].abs() : at::ones({}, at::kDouble
 T xhat_gamma(const Row& r) { return r.rstd * r.a + r.xhat.abs() * (r.k + 2); }
 T xhat_rounded(const Row& r) { return r.rstd * r.mean.abs() + r.xhat.abs(); }
 
-// gamma_k in the case's accumulation type and u_out, its dtype's unit roundoff. A bound
-// with one rounded partial is (gamma_k + u_out) m: `magnitude` turns an absolute error
-// gamma_k g + u_out u (accumulation, and partial results stored in the case's dtype) into
-// that m, so that each part keeps its own unit.
-struct Units {
-  double gamma, u;
-  Units(const Case& c, int64_t k) {
-    const at::ScalarType out = scalar_type(c.dtype);
-    gamma = gamma_bound(k, unit_roundoff(out == at::kDouble ? at::kDouble : at::kFloat));
-    u = unit_roundoff(out);
-  }
-  T magnitude(const T& error) const { return error / (gamma + u); }
-  T magnitude(const T& g, const T& u_part) const { return magnitude(g * gamma + u_part * u); }
-};
 int64_t backward_terms(const Case& c) { return 3 * c.integer("cols") + 16; }
 int64_t dw_terms(const Case& c) { return c.integer("rows") + 2 * c.integer("cols") + 8; }
 
 const bool registered = register_builtin_spec([] {
   KernelSpec k("layer_norm");
-  std::vector<int64_t> col_edges;  // one short of, on and one past the row's block
-  for (int64_t p : {64, 128, 256, 512, 1024, 4096})
-    for (int64_t d : {-1, 0, 1}) col_edges.push_back(p + d);
+  // One short of, on and one past the row's block.
+  const std::vector<int64_t> col_edges = around({64, 128, 256, 512, 1024, 4096});
   k.params = {
       extent("rows", "rows of x (tokens)", kMaxRows, {"max_rows", 8})
           .by_default(int64_t{4})
@@ -160,7 +145,7 @@ const bool registered = register_builtin_spec([] {
           // takes two rows.
           .drawn(std::vector<IntOption>{IntOption::just(30, 1), IntOption::just(10, 2),
                                         IntOption::up_to(55, 1, "max_rows"),
-                                        IntOption::any_of(5, {kPrograms - 1, kPrograms, kPrograms + 1})}),
+                                        IntOption::any_of(5, around({kPrograms}))}),
       [&] {
         ParamSpec p = extent("cols", "the hidden size: a row, normalised on its own", kMaxCols,
                              {"max_cols", 64});
