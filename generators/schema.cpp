@@ -63,13 +63,17 @@ ParamSpec extent(std::string name, std::string meaning, int64_t max, Limit limit
   return p;
 }
 
+std::vector<int64_t> around(std::initializer_list<int64_t> points) {
+  std::vector<int64_t> out;
+  for (int64_t p : points)
+    for (int64_t d : {-1, 0, 1}) out.push_back(p + d);
+  return out;
+}
+
 ParamSpec& ParamSpec::in_blocks_of(int64_t width) {
   const std::string up_to = limit ? limit->name : "";
   if (up_to.empty()) throw std::logic_error(name + ": in_blocks_of() needs an extent() with a limit");
-  std::vector<int64_t> edges;
-  for (int64_t blocks : {1, 2, 4})
-    for (int64_t d : {-1, 0, 1}) edges.push_back(blocks * width + d);
-  drawn({IntOption::any_of(50, edges), IntOption::up_to(40, 1, up_to), IntOption::just(10, 1)});
+  drawn({IntOption::any_of(50, around({width, 2 * width, 4 * width})), IntOption::up_to(40, 1, up_to), IntOption::just(10, 1)});
   shrinking(along_blocks(width));
   if (limit->meaning == "most " + name + " a case draws")
     limit->meaning = "most " + name + " of a uniform draw (block edges aside)";

@@ -70,6 +70,10 @@ struct IntOption {
   }
 };
 
+// Each point, one short of it and one past it, in order: 63, 64, 65, 127, ... for
+// {64, 128}. Bugs live at block edges; draws lean on them (IntOption::any_of).
+std::vector<int64_t> around(std::initializer_list<int64_t> points);
+
 // What a draw may look at: the case so far (earlier parameters set; for a list, the
 // elements drawn so far), the space, and the index of the list element being drawn.
 struct DrawContext {

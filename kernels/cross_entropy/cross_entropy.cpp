@@ -52,13 +52,6 @@ OpFunction backward(Variant v) {
   };
 }
 
-std::vector<int64_t> edges(std::initializer_list<int64_t> sizes) {
-  std::vector<int64_t> out;  // one short of, on and one past each
-  for (int64_t p : sizes)
-    for (int64_t d : {-1, 0, 1}) out.push_back(p + d);
-  return out;
-}
-
 // The target's logit raised above the row's largest: softmax -> 1 there, where the
 // gradient p - 1 cancels. In the case's dtype, before anything sees the logits.
 void peak_at_target(const Case& c, NamedTensors& in) {
@@ -88,9 +81,9 @@ const bool registered = register_builtin_spec([] {
           const auto at_scale = static_cast<uint32_t>(ctx.limit("V_at_scale"));
           return std::vector<IntOption>{
               IntOption::just(10, 1), IntOption::just(10, 2),
-              IntOption::any_of(30, edges({64, 128, 256, 1024})),
+              IntOption::any_of(30, around({64, 128, 256, 1024})),
               IntOption::up_to(50 - at_scale, 1, "max_V"),
-              IntOption::any_of(at_scale, edges({kScaleV, kMaxFused, 2 * kMaxFused}))};
+              IntOption::any_of(at_scale, around({kScaleV, kMaxFused, 2 * kMaxFused}))};
         });
         return p;
       }(),

@@ -123,13 +123,10 @@ const bool registered = register_builtin_spec([] {
           // Past 2^14 columns Liger's program sums a row in several blocks (where #262
           // lost all but the first): that edge in cols_at_scale percent of draws.
           const int64_t at_scale = ctx.limit("cols_at_scale");
-          std::vector<int64_t> edges;
-          for (int64_t p : {64, 128, 1024, 4096})
-            for (int64_t d : {-1, 0, 1}) edges.push_back(p + d);
           return std::vector<IntOption>{
-              IntOption::just(15, 1), IntOption::any_of(35, edges),
+              IntOption::just(15, 1), IntOption::any_of(35, around({64, 128, 1024, 4096})),
               IntOption::up_to(static_cast<uint32_t>(50 - at_scale), 1, "max_cols"),
-              IntOption::any_of(static_cast<uint32_t>(at_scale), {kBlock - 1, kBlock, kBlock + 1})};
+              IntOption::any_of(static_cast<uint32_t>(at_scale), around({kBlock}))};
         });
         p.depends_on = {"rows"};
         p.bounds = [](const Case& c, size_t) {

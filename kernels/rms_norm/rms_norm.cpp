@@ -74,9 +74,8 @@ T exact_scale(E e) {
 
 const bool registered = register_builtin_spec([] {
   KernelSpec k("rms_norm");
-  std::vector<int64_t> col_edges;  // one short of, on and one past the row kernel's blocks
-  for (int64_t p : {64, 128, 256, 1024, 4096})
-    for (int64_t d : {-1, 0, 1}) col_edges.push_back(p + d);
+  // One short of, on and one past the row kernel's blocks.
+  const std::vector<int64_t> col_edges = around({64, 128, 256, 1024, 4096});
   k.params = {
       extent("rows", "rows of x (tokens)", kMaxRows, {"max_rows", 8})
           .by_default(int64_t{4})
@@ -86,8 +85,7 @@ const bool registered = register_builtin_spec([] {
             const int64_t at_scale = ctx.limit("rows_at_scale");
             return std::vector<IntOption>{
                 IntOption::just(30, 1), IntOption::just(10, 2), IntOption::up_to(60 - at_scale, 1, "max_rows"),
-                IntOption::any_of(static_cast<uint32_t>(at_scale),
-                                  {kBlockPathRows - 1, kBlockPathRows, kBlockPathRows + 1})};
+                IntOption::any_of(static_cast<uint32_t>(at_scale), around({kBlockPathRows}))};
           }),
       [&] {
         ParamSpec p = extent("cols", "the hidden size: a row, normalised on its own", kMaxCols,

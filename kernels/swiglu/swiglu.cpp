@@ -37,9 +37,8 @@ OpFunction backward(Variant v) {
 
 const bool registered = register_builtin_spec([] {
   KernelSpec k("swiglu");
-  std::vector<int64_t> col_edges;  // one short of, on and one past the row kernel's blocks
-  for (int64_t p : {64, 128, 1024, 4096})
-    for (int64_t d : {-1, 0, 1}) col_edges.push_back(p + d);
+  // One short of, on and one past the row kernel's blocks.
+  const std::vector<int64_t> col_edges = around({64, 128, 1024, 4096});
   k.params = {extent("rows", "rows of a and b (tokens)", kMax, {"max_rows", 8}).by_default(int64_t{4}),
               extent("cols", "the intermediate size", kMax, {"max_cols", 64})
                   .by_default(int64_t{16})
