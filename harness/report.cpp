@@ -56,6 +56,16 @@ std::string format_tally(const Tally& t) {
                      t.seconds > 0 ? all / t.seconds : 0.0);
 }
 
+std::string format_property_tallies(const Tally& t) {
+  if (t.by_property.size() < 2) return "";
+  std::string s;
+  for (const auto& [property, p] : t.by_property)
+    s += fmt::format("  {}: {} cases: {} passed, {} failed, {} known failures, {} rejected, "
+                     "{} skipped\n",
+                     property, p.cases + p.known, p.passed, p.failed, p.known, p.rejected, p.skipped);
+  return s;
+}
+
 std::string format_call_profile(const CallProfile::Totals& p, double total_seconds) {
   using Part = CallProfile::Part;
   const double rest = total_seconds - p.at(Part::implementation) - p.at(Part::transfers) -
@@ -172,9 +182,19 @@ Verdict verdict_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json tally_to_json(const Tally& t) {
-  return {{"cases", t.cases + t.known}, {"passed", t.passed},   {"failed", t.failed},
-          {"known", t.known},           {"rejected", t.rejected}, {"skipped", t.skipped},
-          {"seconds", t.seconds}};
+  nlohmann::json j = {{"cases", t.cases + t.known}, {"passed", t.passed},   {"failed", t.failed},
+                      {"known", t.known},           {"rejected", t.rejected}, {"skipped", t.skipped},
+                      {"seconds", t.seconds}};
+  if (!t.by_property.empty()) {
+    nlohmann::json by = nlohmann::json::object();
+    for (const auto& [property, p] : t.by_property) {
+      nlohmann::json counts = tally_to_json(p);
+      counts.erase("seconds");
+      by[property] = counts;
+    }
+    j["by_property"] = by;
+  }
+  return j;
 }
 
 }  // namespace kprop

@@ -18,6 +18,9 @@ std::string format_error_table(const Verdict& v);
 
 // One line: cases, failures, rejections, rate.
 std::string format_tally(const Tally& t);
+// One line per property ("  layout: 40 cases: 39 passed, 1 failed, ..."), where the run
+// drew cases of two or more; "" otherwise.
+std::string format_property_tallies(const Tally& t);
 // "time: implementation 1.20 s (2000 calls), transfers 0.10 s, float64 reference 0.40 s,
 // the rest 0.30 s": where the `total_seconds` of a run went (harness/call_profile.h).
 std::string format_call_profile(const CallProfile::Totals& p, double total_seconds);

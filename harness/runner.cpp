@@ -56,13 +56,20 @@ Verdict evaluate_drawn(const KernelInfo& kernel, const Case& c) {
 }  // namespace
 
 void Tally::count(const Verdict& v) {
-  ++cases;
-  switch (v.status) {
-    case Verdict::Status::pass: ++passed; break;
-    case Verdict::Status::fail: ++failed; break;
-    case Verdict::Status::rejected: ++rejected; break;
-    case Verdict::Status::skipped: ++skipped; break;
+  for (Tally* t : {this, &by_property[v.property]}) {
+    ++t->cases;
+    switch (v.status) {
+      case Verdict::Status::pass: ++t->passed; break;
+      case Verdict::Status::fail: ++t->failed; break;
+      case Verdict::Status::rejected: ++t->rejected; break;
+      case Verdict::Status::skipped: ++t->skipped; break;
+    }
   }
+}
+
+void Tally::count_known(const std::string& property) {
+  ++known;
+  ++by_property[property].known;
 }
 
 uint64_t case_seed(uint64_t seed, int64_t index) {
@@ -200,7 +207,7 @@ SearchResult search(const SearchOptions& options) {
       });
       for (const auto& id : t.known_seen) ++result.sightings[id];
       if (t.all_known) {
-        ++result.tally.known;
+        result.tally.count_known(drawn.property);
         result.tally.seconds = since(start);
         if (options.on_progress) options.on_progress(result.tally, "search");
         continue;

@@ -24,7 +24,11 @@ struct Tally {
   int64_t cases = 0, passed = 0, failed = 0, rejected = 0, skipped = 0;
   int64_t known = 0;  // failures that showed only known defects
   double seconds = 0;
+  // The same counts for each property's cases (`seconds` unused): what a run over every
+  // property says of each.
+  std::map<std::string, Tally> by_property;
   void count(const Verdict& v);
+  void count_known(const std::string& property);
 };
 
 struct Failure;

@@ -251,7 +251,7 @@ int run_check(const CheckOptions& o) {
 
   if (stopped)
     fmt::print("interrupted by {}: the search stopped; the summary so far:\n", interrupt_name());
-  fmt::print("{}\n", format_tally(r.tally));
+  fmt::print("{}\n{}", format_tally(r.tally), format_property_tallies(r.tally));
   // In-process calls only: an isolated worker's time is its own.
   if (const auto profile = CallProfile::totals(); profile.count(CallProfile::Part::implementation) > 0)
     fmt::print("{}\n", format_call_profile(profile, r.tally.seconds));
