@@ -23,6 +23,7 @@
 #include "harness/takes.h"
 #include "kernels/common/dispatch.h"
 #include "python/kernel_binding.h"
+#include "python/repro_binding.h"
 
 namespace py = pybind11;
 
@@ -191,4 +192,6 @@ PYBIND11_MODULE(_kprop, m) {
         py::arg("description"), "Registers a kernel declared from Python (kprop.Kernel).");
   m.def("load_library", [](const std::string& path) { usage([&] { kprop::load_operator_library(path); }); },
         py::arg("path"), "Loads an operator library (as --load).");
+  m.def("repro_material", &kprop::python::repro_material, py::arg("path"),
+        "A kept case's inputs, cotangents, float64 reference and bounds (kprop.repro).");
 }

@@ -44,6 +44,11 @@ int run_cli(const std::vector<std::string>& args) {
   add_nightly_command(app, nightly);
   WorkerOptions worker;  // hidden: the isolated worker (harness/isolation.h)
   add_worker_command(app, worker);
+  // Python's alone (python/kprop/repro.py): the script it writes holds a Python adapter's
+  // source. Here it says where to run it.
+  app.add_subcommand("repro", "write a standalone PyTorch script that reproduces a kept "
+                              "finding (python3 -m kprop repro; docs/repro.md)")
+      ->allow_extras();
   try {
     // As main() gets it: the program's name first (CLI11 names the app after it).
     std::vector<std::string> copy = args;
@@ -66,6 +71,9 @@ int run_cli(const std::vector<std::string>& args) {
     if (app.got_subcommand("shrink")) return run_shrink(shrink);
     if (app.got_subcommand("nightly")) return run_nightly(nightly);
     if (app.got_subcommand("__worker")) return run_worker(worker);
+    if (app.got_subcommand("repro"))
+      throw UsageError("repro runs from Python, where the adapter is: python3 -m kprop repro "
+                       "FILE --import MODULE (docs/repro.md)");
   } catch (const UsageError& e) {
     fmt::print(stderr, "kprop: {}\n", e.what());
     return 2;

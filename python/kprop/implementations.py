@@ -14,6 +14,7 @@ from . import _kprop
 
 _libraries = []  # torch.library.Library objects must outlive their registrations
 _namespaces = {}  # namespace -> its torch.library.Library
+_functions = {}  # "NS::kernel" -> the callable registered (kprop.repro writes out its source)
 
 
 def _tensor_type(arg):
@@ -171,7 +172,13 @@ def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None,
     lib.impl(fwd_op, forward, key)
     lib.impl(bwd_op, backward, key)
     _libraries.append(lib)
+    _functions[full] = fn
     return full
+
+
+def registered_function(impl):
+    """The callable registered as ``impl`` (``NS::kernel``) by ``implementation()``, or None."""
+    return _functions.get(impl)
 
 
 def takes(kernel, impl, *, dtypes=None, devices=None, accepts=None, choices=None, flags=None,

@@ -10,6 +10,7 @@
 #include "harness/layout_variants.h"
 #include "harness/property.h"
 #include "harness/report.h"
+#include "harness/repro_material.h"
 #include "harness/spec/kernel_spec.h"
 #include "harness/takes.h"
 #include "harness/tensor_layouts.h"
@@ -173,6 +174,18 @@ TEST(Layout, AnUnknownLayoutIsAUsageErrorNamingKernelImplementationAndField) {
   }
   t.layouts = {"time-major"};
   EXPECT_NO_THROW(declare_takes("causal_conv1d", "mine::causal_conv1d", t));
+}
+
+// `kprop repro` rebuilds the layout a finding's identity names: the word after the tensor,
+// whatever follows it (the bound, a region in brackets, the case's values).
+TEST(LayoutNamedBy, TakesTheOneWordAfterTheTensor) {
+  using P = std::pair<std::string, std::string>;
+  EXPECT_EQ(layout_named_by("dw varies with w transposed {B=1}"), P("w", "transposed"));
+  EXPECT_EQ(layout_named_by("dx varies with dy stride-0 beyond the bound {B=1}"), P("dy", "stride-0"));
+  EXPECT_EQ(layout_named_by("dh0 varies with dy transposed [sequence shorter than W] {W=4}"),
+            P("dy", "transposed"));
+  EXPECT_EQ(layout_named_by("db varies with dy offset, dx varies with dy offset"), P("dy", "offset"));
+  EXPECT_THROW(layout_named_by("dx differs from the reference"), UsageError);
 }
 
 }  // namespace

@@ -1,0 +1,360 @@
+"""``kprop repro FILE``: a standalone PyTorch script that reproduces a kept finding.
+
+The script needs torch and the kernel's own package, not kprop. It holds:
+
+- the inputs and cotangents exactly as kprop handed them (their bits, dtypes and strides,
+  embedded compressed; a kept case is shrunk, so they are small);
+- the call as the adapter makes it: the source of the function registered with
+  ``kprop.implementation`` and of what it uses, written out, through autograd;
+- kprop's float64 reference results and the derived bound of each element;
+- the comparison that fails, printing its numbers, and an ``assert``.
+
+A ``vs_reference`` finding compares each output and gradient with the float64 reference;
+a ``layout`` finding calls twice, the tensor laid out contiguously and as the symptom
+names it, and compares the results bit for bit (within the bound of two calls where the
+symptom says "beyond the bound"). An implementation that raises fails the script too.
+Other properties need more than the kernel's own calls, and are refused (exit 2).
+"""
+import base64
+import inspect
+import json
+import os
+import tempfile
+import textwrap
+import types
+import zlib
+
+import torch
+
+from . import _kprop
+from .implementations import _by_name, _Signature, registered_function
+
+_BITS = {torch.float64: torch.int64, torch.float32: torch.int32, torch.float16: torch.int16,
+         torch.bfloat16: torch.int16}
+
+
+_WRITTEN_OUT = 16  # a tensor whose storage spans at most this many elements is written out
+
+
+def _number(x):
+    text = repr(x)
+    return f"float({text!r})" if text in ("nan", "inf", "-inf") else text
+
+
+def _encode(t):
+    """Python source that rebuilds tensor ``t`` (values, size, strides): ``values()`` with
+    its storage written out when small, else ``tensor()`` with its bits compressed."""
+    t = t.detach().cpu()
+    span = 0 if t.numel() == 0 else 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+    flat = torch.as_strided(t, (span,), (1,), t.storage_offset()).clone()
+    if span <= _WRITTEN_OUT:
+        items = ", ".join(_number(x) for x in (flat.double() if t.is_floating_point() else flat).tolist())
+        return f"values([{items}], {t.dtype}, {tuple(t.shape)}, {tuple(t.stride())})"
+    raw = (flat.view(_BITS[t.dtype]) if t.dtype in _BITS else flat).numpy().tobytes()
+    data = base64.b64encode(zlib.compress(raw, 9)).decode()
+    lines = [data[i:i + 88] for i in range(0, len(data), 88)] or [""]
+    text = "\n".join(f'        "{line}"' for line in lines)
+    return (f"tensor(\n{text},\n        {t.dtype}, {tuple(t.shape)}, {tuple(t.stride())})")
+
+
+def _global_names(code):
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
+def _write_out(fn, imports, definitions, seen):
+    """Appends the source of ``fn`` and, first, of what it takes from its module's globals:
+    modules and imported names become imports, the module's own functions their source."""
+    if fn.__name__ == "<lambda>":
+        raise ValueError(f"the implementation is a lambda ({fn.__code__.co_filename}:"
+                         f"{fn.__code__.co_firstlineno}): define it with def, so that its "
+                         "source can be written out")
+    for name in sorted(_global_names(fn.__code__)):
+        if name in seen or name not in fn.__globals__:
+            continue
+        seen.add(name)
+        value = fn.__globals__[name]
+        if isinstance(value, types.ModuleType):
+            module = value.__name__
+            imports.append(f"import {module}" if module == name else f"import {module} as {name}")
+        elif inspect.isfunction(value) and value.__module__ == fn.__module__:
+            _write_out(value, imports, definitions, seen)
+        elif getattr(value, "__module__", None) and getattr(value, "__qualname__", None):
+            imports.append(f"from {value.__module__} import {value.__qualname__}"
+                           + ("" if value.__qualname__ == name else f" as {name}"))
+        elif isinstance(value, (bool, int, float, str, type(None))):
+            definitions.append(f"{name} = {value!r}")
+        else:
+            raise ValueError(f"{fn.__name__} uses the global {name} ({type(value).__name__}), "
+                             "which cannot be written out")
+    definitions.append(textwrap.dedent(inspect.getsource(fn)).rstrip())
+
+
+def _python_value(v):
+    return _encode(v) if isinstance(v, torch.Tensor) else repr(v)
+
+
+_HELPERS = '''
+def values(items, dtype, size, stride):
+    """A tensor from its storage written out (each value exact in its dtype), on DEVICE,
+    with the strides kprop handed it in."""
+    exact = torch.tensor(items, dtype=torch.float64 if dtype.is_floating_point else dtype)
+    return exact.to(dtype).to(DEVICE).as_strided(size, stride)
+
+
+def tensor(data, dtype, size, stride):
+    """A tensor from its embedded bits, on DEVICE, with the strides kprop handed it in."""
+    raw = bytearray(zlib.decompress(base64.b64decode(data)))
+    bits = {torch.float64: torch.int64, torch.float32: torch.int32,
+            torch.float16: torch.int16, torch.bfloat16: torch.int16}.get(dtype, dtype)
+    flat = (torch.frombuffer(raw, dtype=bits) if raw else torch.empty(0, dtype=bits)).view(dtype)
+    return flat.to(DEVICE).as_strided(size, stride)
+
+
+def run(arguments, cotangents):
+    """The outputs of one call, and the gradients of another through autograd with the
+    cotangents, as kprop makes them: {name: tensor}."""
+    def as_list(result):
+        if isinstance(result, dict):
+            return [result.get(r) for r in RETURNS]
+        return [result] if isinstance(result, torch.Tensor) else list(result)
+
+    results = {}
+    with torch.no_grad():
+        outputs = as_list(call(**arguments()))
+    for r, y in zip(RETURNS, outputs):
+        if y is not None and OUTPUT_NAMES.get(r):
+            results[OUTPUT_NAMES[r]] = y.detach()
+    kwargs = arguments()
+    leaves = {}
+    for a in GRADIENT_NAMES:
+        t = kwargs.get(a)
+        if isinstance(t, torch.Tensor) and t.is_floating_point():
+            leaves[a] = kwargs[a] = t.detach().requires_grad_(True)
+    outputs = as_list(call(**kwargs))
+    ys, cots = [], []
+    for r, y in zip(RETURNS, outputs):
+        if y is not None and cotangents.get(r) is not None:
+            ys.append(y)
+            cots.append(cotangents[r])
+    grads = torch.autograd.grad(ys, list(leaves.values()), cots, allow_unused=True)
+    for a, g in zip(leaves, grads):
+        results[GRADIENT_NAMES[a]] = torch.zeros_like(leaves[a]) if g is None else g
+    return results
+
+
+def index_of(flat, shape):
+    index = []
+    for n in reversed(shape):
+        index.append(flat % n)
+        flat //= n
+    return tuple(reversed(index))
+
+
+def over_bound(name, got, expected, bound):
+    """Prints how far `got` is from `expected` against the per-element bound; returns the
+    number of elements over it (equal values, two NaNs or an infinite bound are within)."""
+    g, e, b = got.double().cpu().reshape(-1), expected.double().cpu().reshape(-1), bound.double().cpu().reshape(-1)
+    if got.shape != expected.shape:
+        print(f"{name}: shape {tuple(got.shape)}, expected {tuple(expected.shape)}")
+        return max(1, e.numel())
+    same = (g == e) | (g.isnan() & e.isnan())
+    diff = torch.where(same, torch.zeros_like(g), (g - e).abs().nan_to_num(float("inf")))
+    ratio = torch.where((diff == 0) | b.isinf(), torch.zeros_like(diff), diff / b)
+    over = int((ratio > 1).sum())
+    if e.numel() == 0:
+        return 0
+    worst = int(ratio.nan_to_num(float("inf")).argmax())
+    print(f"{name}: {over} of {e.numel()} elements over their bound; max |error| "
+          f"{float(diff.max()):.3e}; worst at {index_of(worst, tuple(expected.shape))}: got "
+          f"{float(g[worst]):.9g}, float64 {float(e[worst]):.9g}, bound {float(b[worst]):.3e}")
+    return over
+
+
+def differing(name, a, b, bound=None):
+    """Prints and returns how many elements of `b` differ from `a`: in their bits, or by more
+    than `bound` when one is given."""
+    if a.shape != b.shape:
+        print(f"{name}: shape {tuple(b.shape)} against {tuple(a.shape)}")
+        return max(1, a.numel())
+    if bound is not None:
+        return over_bound(name, b, a, bound)
+    x, y = a.reshape(-1), b.reshape(-1)
+    if x.is_floating_point():
+        bits = {8: torch.int64, 4: torch.int32, 2: torch.int16}[x.element_size()]
+        x, y = x.contiguous().view(bits), y.contiguous().view(bits)
+    n = int((x != y).sum())
+    if n:
+        i = int((x != y).nonzero()[0])
+        print(f"{name}: {n} of {a.numel()} elements differ; first at "
+              f"{index_of(i, tuple(a.shape))}: {float(b.reshape(-1)[i]):.9g} against "
+              f"{float(a.reshape(-1)[i]):.9g}")
+    else:
+        print(f"{name}: bit-identical")
+    return n
+'''
+
+_MAIN_VS_REFERENCE = '''
+
+def main():
+    results = run(arguments, cotangents())
+    over = sum(over_bound(name, results[name], REFERENCE[name], BOUND[name])
+               for name in REFERENCE if name in results)
+    assert over == 0, f"{over} elements outside their derived error bound"
+    print("every result within its derived bound of the float64 reference")
+'''
+
+_MAIN_LAYOUT = '''
+
+def main():
+    plain = run(lambda: arguments(laid_out=False), cotangents(laid_out=False))
+    other = run(lambda: arguments(laid_out=True), cotangents(laid_out=True))
+    print("-- contiguous call against the float64 reference:")
+    for name in REFERENCE:
+        if name in plain:
+            over_bound(name, plain[name], REFERENCE[name], BOUND[name])
+    print(f"-- {LAID_OUT} against the contiguous call:")
+    n = sum(differing(name, plain[name], other[name], BOUND_BETWEEN_TWO[name] if WITHIN_BOUND else None)
+            for name in plain if name in other)
+    assert n == 0, f"{n} elements change with {LAID_OUT}"
+    print(f"the results do not change with {LAID_OUT}")
+'''
+
+
+def write(path, impl=None, device="cuda"):
+    """The script's text for case file ``path`` and implementation ``impl`` (default: the
+    case's), registered in this process by ``kprop.implementation``. ValueError names the
+    file and what is wrong."""
+    m = _kprop.repro_material(str(path))
+    record = json.loads(m["case"])
+    case = record["case"]
+    kernel, impl = case["kernel"], impl or case["impl"]
+    fn = registered_function(impl)
+    if fn is None:
+        raise ValueError(f"{path}: case.impl: {impl} is not registered by kprop.implementation "
+                         "in this process (pass --import with its adapter module)")
+    sig = _Signature(kernel)
+    output_names = {r: (_by_name(sig.outputs, r) or {"name": r})["name"] for r in sig.forward_returns}
+    gradient_names = {a: "d" + _by_name(sig.inputs, a)["name"] for a in sig.differentiable}
+    backward = dict(zip(sig.backward_args, m["backward_arguments"]))
+    cotangents = {r: backward.get(sig.cotangent_argument(r)) for r in sig.forward_returns}
+    forward = dict(zip(sig.forward_args, m["forward_arguments"]))
+    laid_out = m["laid_out"]
+
+    imports, definitions = [], []
+    _write_out(fn, imports, definitions, set())
+    definitions.append(f"call = {fn.__name__}")
+
+    lines = []
+    identity = record.get("identity", "")
+    found_by = record.get("provenance", {}).get("found_by", "")
+    lines.append(f'"""{kernel} through {impl}: {identity}\n')
+    lines.append(textwrap.fill(
+        f"A standalone reproducer that kprop wrote (python3 -m kprop repro "
+        f"{os.path.basename(str(path))}) from the case it kept and shrank. It needs torch and "
+        f"the kernel's package importable, not kprop. Its inputs are embedded bit for bit; "
+        f"the call is the adapter's; the expected values are kprop's float64 reference, each "
+        f"element with its derived rounding-error bound (no hand-set tolerance).", 88))
+    lines.append("")
+    lines.append(f"Property: {case['property']}; signature: {record.get('signature', '')}")
+    if found_by:
+        lines.append(f"Found by: {found_by}")
+    lines.append("Case: " + json.dumps(case, sort_keys=True))
+    lines.append('"""')
+    lines += ["import base64", "import zlib", "", "import torch"]
+    lines += sorted(set(imports))
+    lines += ["", f"DEVICE = {device!r}"]
+    lines.append(_HELPERS)
+    lines.append("# The call, as kprop's adapter makes it:")
+    lines += [d + "\n" for d in definitions]
+    lines.append(f"RETURNS = {sig.forward_returns!r}  # the call's results, in order")
+    lines.append(f"OUTPUT_NAMES = {output_names!r}")
+    lines.append(f"GRADIENT_NAMES = {gradient_names!r}  # argument -> its gradient")
+
+    def tensor_block(fname, values, swap=None):
+        """def fname(laid_out=False): {name: value}, one value replaced when laid out."""
+        out = [f"\n\ndef {fname}(laid_out=False):", "    handed = {"]
+        for name, v in values.items():
+            out.append(f"        {name!r}: {_python_value(v)},")
+        out.append("    }")
+        if swap:
+            key, value = swap
+            out.append("    if laid_out:")
+            out.append(f"        handed[{key!r}] = {_python_value(value)}")
+            out.append("    else:  # the same values, contiguous")
+            out.append(f"        handed[{key!r}] = {_python_value(value.contiguous())}")
+        out.append("    return handed")
+        return out
+
+    swap_input = swap_cot = None
+    if laid_out:
+        if laid_out["cotangent"]:
+            r = next(r for r in sig.forward_returns
+                     if "d" + output_names[r] == laid_out["tensor"])
+            swap_cot = (r, laid_out["value"])
+        else:
+            a = next(a for a in sig.forward_args
+                     if _by_name(sig.inputs, a) and _by_name(sig.inputs, a)["name"] == laid_out["tensor"])
+            swap_input = (a, laid_out["value"])
+    lines.append("\n# The inputs and cotangents as kprop handed them.")
+    lines += tensor_block("arguments", forward, swap_input)
+    lines += tensor_block("cotangents", cotangents, swap_cot)
+    lines.append("\n\n# kprop's float64 reference and each element's derived bound.")
+    for block, values in (("REFERENCE", m["reference"]), ("BOUND", m["bounds"])):
+        lines.append(f"{block} = {{")
+        for name, v in values.items():
+            if v is not None:
+                lines.append(f"    {name!r}: {_encode(v)},")
+        lines.append("}")
+    if laid_out:
+        lines.append("BOUND_BETWEEN_TWO = {")
+        for name, v in m["bounds_between_two"].items():
+            if v is not None:
+                lines.append(f"    {name!r}: {_encode(v)},")
+        lines.append("}")
+        lines.append(f"LAID_OUT = {laid_out['tensor'] + ' ' + laid_out['layout']!r}")
+        lines.append(f"WITHIN_BOUND = {'beyond the bound' in (identity or record.get('signature', ''))!r}")
+        lines.append(_MAIN_LAYOUT)
+    else:
+        lines.append(_MAIN_VS_REFERENCE)
+    lines.append('\nif __name__ == "__main__":\n    main()\n')
+    return "\n".join(lines)
+
+
+def main(argv):
+    """``repro FILE [--impl NS::kernel] [--import MODULE]... [--out PATH] [--device D]``;
+    returns the exit code (2: bad usage, naming the file and field)."""
+    import argparse
+    import importlib
+    import sys
+
+    parser = argparse.ArgumentParser(
+        prog="python3 -m kprop repro",
+        description="Writes a standalone PyTorch script that reproduces a kept finding "
+                    "(docs/repro.md).")
+    parser.add_argument("file", help="a kept case file (corpus/upstream/...)")
+    parser.add_argument("--impl", help="the implementation (default: the case's)")
+    parser.add_argument("--import", dest="imports", action="append", default=[],
+                        metavar="MODULE", help="a module that registers the implementation")
+    parser.add_argument("--out", help="where to write the script (default: standard output)")
+    parser.add_argument("--device", default="cuda", help="where the script runs the call")
+    args = parser.parse_args(argv)
+    try:
+        for module in args.imports:
+            importlib.import_module(module)
+        text = write(args.file, args.impl, args.device)
+    except (ValueError, ImportError, OSError) as e:
+        print(f"kprop repro: {e}", file=sys.stderr)
+        return 2
+    if not args.out:
+        sys.stdout.write(text)
+        return 0
+    folder = os.path.dirname(os.path.abspath(args.out))
+    with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, suffix=".tmp") as f:
+        f.write(text)
+    os.replace(f.name, args.out)
+    print(f"kprop repro: wrote {args.out}", file=sys.stderr)
+    return 0
