@@ -18,8 +18,10 @@ sides' corpora, so that they are counted as known and the search goes on. Anythi
 
 `prepare` writes each side's source folders to <into>/<project>-<commit> (git archive). `run`
 starts every side as its own `python3 -m kprop check ... --json` process, at most --jobs at a
-time, each in a time box (SIGINT at its end: kprop reports what it has), and writes
-summary.md and summary.json to --results, with each side's log beside them.
+time, each in a time box (SIGINT at its end: kprop reports what it has). For each bug found
+at its buggy commit, `kprop repro` writes the standalone script from the kept case, and the
+script runs against each side's sources alone: it must fail at the buggy commit and pass at
+the fixed one. summary.md and summary.json go to --results, each side's log beside them.
 """
 import argparse
 import json
@@ -152,7 +154,68 @@ def run(manifest, args):
                 s["exit"] = s["proc"].returncode
                 running.remove(s)
                 print(f"run: {s['name']} exit {s['exit']}", flush=True)
+    reproduce(sides, args)
     report(sides, args)
+
+
+def kept_file(result, expect):
+    """The case file kept for the side's finding of the bug, or None."""
+    if result and result.get("failure") and re.search(expect, result["failure"]["identity"]):
+        return (result.get("corpus") or {}).get("path")
+    for f in (result or {}).get("also", []):
+        if re.search(expect, f["identity"]):
+            return (f.get("corpus") or {}).get("path")
+    return None
+
+
+def reproduce(sides, args):
+    """For each bug found at its buggy commit: `kprop repro` writes the standalone script from
+    the kept case, and the script runs against each side's sources alone (PYTHONPATH is the
+    project's import root: no kprop). <bug>-repro.json says how each run ended."""
+    by_bug = {}
+    for s in sides:
+        by_bug.setdefault(s["bug"]["name"], {})[s["side"]] = s
+    for name, pair in by_bug.items():
+        buggy, bug = pair["buggy"], pair["buggy"]["bug"]
+        kept = kept_file(read_json(buggy["json"]), bug["expect"])
+        if not kept or "error" in buggy or "error" in pair["fixed"]:
+            continue
+        script = os.path.join(args.results, name + "-repro.py")
+        record = {"kept": kept, "script": script}
+        written = subprocess.run([sys.executable, "-m", "kprop", "repro", kept, "--import",
+                                  args.adapter_of(bug), "--device", args.device, "--out", script],
+                                 env=dict(os.environ, **buggy["env"]), capture_output=True, text=True)
+        record["written"] = written.returncode == 0
+        record["write_error"] = written.stderr.strip().splitlines()[-1:] if written.returncode else []
+        for side in ("buggy", "fixed") if record["written"] else ():
+            s = pair[side]
+            root = os.path.join(s["source"], args.import_root_of(bug))
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+            try:
+                ran = subprocess.run([sys.executable, script], env=dict(env, PYTHONPATH=root),
+                                     capture_output=True, text=True, timeout=args.case_timeout)
+                code, text = ran.returncode, ran.stdout + ran.stderr
+            except subprocess.TimeoutExpired:
+                code, text = "timeout", ""
+            with open(os.path.join(args.results, f"{name}-repro-{side}.log"), "w") as f:
+                f.write(text)
+            record[side] = {"exit": code, "last": text.strip().splitlines()[-1:]}
+        with open(os.path.join(args.results, name + "-repro.json"), "w") as f:
+            json.dump(record, f, indent=2)
+        print(f"repro: {name}: {record.get('buggy', {}).get('exit')} at the buggy commit, "
+              f"{record.get('fixed', {}).get('exit')} at the fixed", flush=True)
+
+
+def repro_cell(record):
+    """The standalone script's verdict: it must fail at the buggy commit and pass at the fixed."""
+    if record is None:
+        return "-"
+    if not record.get("written"):
+        return "not written: " + " ".join(record.get("write_error", []))
+    b, f = record["buggy"]["exit"], record["fixed"]["exit"]
+    if b not in (0, "timeout") and f == 0:
+        return "fails at the buggy, passes at the fixed"
+    return f"exit {b} at the buggy, {f} at the fixed"
 
 
 def read_json(path):
@@ -183,6 +246,7 @@ def report(sides, args):
                            "finding": finding and {k: finding.get(k) for k in
                                                    ("identity", "case_number", "seconds_to_find", "minimal")},
                            "others": [f["identity"] for f in others]}
+        entry["repro"] = read_json(os.path.join(args.results, name + "-repro.json"))
         b, f = entry["buggy"], entry["fixed"]
         if b["error"] or f["error"] or b["cases"] is None or f["cases"] is None:
             entry["verdict"] = "not run"
@@ -213,13 +277,14 @@ def report(sides, args):
             return text
         others = sorted(set(b["others"] + f["others"]))
         rows.append(f"| {name} ({entry['fix']}) | {bug['kernel']}, {', '.join(bug['properties'])} | "
-                    f"`{bug['buggy']}`: {cell(b)} | `{bug['fixed']}`: {cell(f)} | **{entry['verdict']}** |"
+                    f"`{bug['buggy']}`: {cell(b)} | `{bug['fixed']}`: {cell(f)} | **{entry['verdict']}** | "
+                    f"{repro_cell(entry['repro'])} |"
                     + (f" other findings: {', '.join('`' + o + '`' for o in others)}" if others else ""))
     caught = sum(e["verdict"] == "caught" for e in out)
     lines = [f"# Real bugs: {caught} of {len(out)} caught", "",
              f"`{' '.join(sys.argv)}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", "",
-             "| bug | kernel, properties | at the buggy commit | at the fixed commit | verdict |",
-             "|---|---|---|---|---|"] + rows
+             "| bug | kernel, properties | at the buggy commit | at the fixed commit | verdict | standalone script (kprop repro) |",
+             "|---|---|---|---|---|---|"] + rows
     with open(os.path.join(args.results, "summary.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(args.results, "summary.json"), "w") as f:
@@ -267,6 +332,7 @@ def main():
         if unknown:
             parser.error(f"--only: no bug named {', '.join(unknown)}")
         args.adapter_of = lambda bug: manifest["projects"][bug["project"]]["adapter"]
+        args.import_root_of = lambda bug: manifest["projects"][bug["project"]].get("import_root", ".")
         run(manifest, args)
 
 

@@ -95,10 +95,12 @@ if _rows_module:
     kprop.implementation("geglu", "liger", _rows, devices=["cuda"], overwrites=["a", "b"])
 
 
+def _swiglu(a, b):
+    return _swiglu_module.LigerSiLUMulFunction.apply(a, b)
+
+
 if _swiglu_module:
-    kprop.implementation("swiglu", "liger",
-                         lambda a, b: _swiglu_module.LigerSiLUMulFunction.apply(a, b),
-                         devices=["cuda"], overwrites=["a", "b"],
+    kprop.implementation("swiglu", "liger", _swiglu, devices=["cuda"], overwrites=["a", "b"],
                          dtypes=[torch.float32, torch.bfloat16, torch.float16])
 
 
@@ -129,17 +131,23 @@ if _kl_div_module:
 # It writes q_rot, k_rot over q, k, and dq, dk over the cotangents, wherever q transposed
 # to [batch, seq, heads, head_dim] is contiguous: Hugging Face's storage, one head or one
 # token (bench/gpu/RESULTS.md). Declared: `composition` says where that is unsafe.
+def _rope(q, k, cos, sin):
+    return _rope_module.LigerRopeFunction.apply(q, k, cos, sin)
+
+
 if _rope_module:
-    kprop.implementation("rope", "liger",
-                         lambda q, k, cos, sin: _rope_module.LigerRopeFunction.apply(q, k, cos, sin),
+    kprop.implementation("rope", "liger", _rope,
                          devices=["cuda"], overwrites=["q", "k", "dq_rot", "dk_rot"],
                          dtypes=[torch.float32, torch.bfloat16, torch.float16])
 
 # LigerLayerNorm's call (eps 1e-6, its default). Its kernel always takes w and b: a case
 # without either is not taken.
+def _layer_norm(x, w, b):
+    return _layer_norm_module.LigerLayerNormFunction.apply(x, w, b, 1e-6)
+
+
 if _layer_norm_module:
-    kprop.implementation("layer_norm", "liger",
-                         lambda x, w, b: _layer_norm_module.LigerLayerNormFunction.apply(x, w, b, 1e-6),
+    kprop.implementation("layer_norm", "liger", _layer_norm,
                          devices=["cuda"], flags={"weight": True, "bias": True},
                          dtypes=[torch.float32, torch.bfloat16, torch.float16])
 

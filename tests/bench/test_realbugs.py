@@ -37,6 +37,11 @@ def main():
             for s, ids in (("buggy", buggy), ("fixed", fixed)):
                 with open(os.path.join(results, f"{name}-{s}.json"), "w") as f:
                     json.dump(side(ids), f)
+        # The standalone scripts' runs (kprop repro): one as it must be, one that fails twice.
+        repro = {"caught": (1, 0), "alarm": (1, 1)}
+        for name, (b, f) in repro.items():
+            with open(os.path.join(results, f"{name}-repro.json"), "w") as out:
+                json.dump({"written": True, "buggy": {"exit": b}, "fixed": {"exit": f}}, out)
         subprocess.run([sys.executable, RUN, "--manifest", manifest, "report", "--results", results,
                         "--checkouts", tmp], check=True, stdout=subprocess.DEVNULL)
         with open(os.path.join(results, "summary.json")) as f:
@@ -45,7 +50,12 @@ def main():
                 "stopped": "found; the fixed commit stopped on another defect", "absent": "not run"}
         assert verdicts == want, verdicts
         with open(os.path.join(results, "summary.md")) as f:
-            assert f.readline().strip() == "# Real bugs: 1 of 5 caught"
+            text = f.read()
+        assert text.startswith("# Real bugs: 1 of 5 caught\n"), text
+        rows = {line.split(" ")[1]: line for line in text.splitlines() if line.startswith("| ")}
+        assert rows["caught"].endswith("| fails at the buggy, passes at the fixed |"), rows["caught"]
+        assert rows["alarm"].endswith("| exit 1 at the buggy, 1 at the fixed |"), rows["alarm"]
+        assert rows["missed"].endswith("| - |"), rows["missed"]
 
         # A bad manifest is refused with exit 2, naming the entry and the field.
         with open(manifest, "w") as f:
@@ -58,7 +68,8 @@ def main():
         r = subprocess.run([sys.executable, RUN, "report", "--results", results, "--only"],
                            capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
-    print("ok: realbugs judges caught, missed, false alarm, an inconclusive fixed side and a side not run")
+    print("ok: realbugs judges caught, missed, false alarm, an inconclusive fixed side and a side "
+          "not run, and the standalone scripts' runs")
 
 
 if __name__ == "__main__":
