@@ -10,6 +10,7 @@
 #include "harness/properties/calls.h"
 #include "harness/spec/kernel_spec.h"
 #include "harness/spec/operator_signature.h"
+#include "harness/takes.h"
 
 namespace kprop {
 
@@ -39,7 +40,7 @@ std::vector<c10::IValue> arguments(const KernelSpec& spec, const std::string& sc
 
 }  // namespace
 
-ReproMaterial repro_material(const std::string& path) {
+ReproMaterial repro_material(const std::string& path, const std::string& impl) {
   ReproMaterial m;
   m.file = read_case_file(path);
   const Case& c = m.file.c;
@@ -52,6 +53,8 @@ ReproMaterial repro_material(const std::string& path) {
   const KernelSpec* spec = spec_of(kernel);
   if (spec == nullptr) throw UsageError(path + ": kernel " + c.kernel + " has no spec");
   m.forward_schema = spec->forward_schema;
+  if (const Takes* takes = declared_takes(c.kernel, impl.empty() ? c.impl : impl))
+    m.overwrites = takes->overwrites;
   m.backward_schema = spec->backward_schema;
 
   const Problem p = kernel.materialize(c);

@@ -34,6 +34,9 @@ struct ReproMaterial {
     at::Tensor value;
   };
   std::optional<LaidOut> laid_out;
+  // The inputs and cotangents the implementation declares it writes over (harness/takes.h);
+  // the script watches every other one, as kprop does.
+  std::vector<std::string> overwrites;
 };
 
 // The properties whose findings a standalone script reproduces: the call alone shows them.
@@ -43,9 +46,10 @@ const std::vector<std::string>& reproducible_properties();
 // the tensor and layout a layout finding's identity names; a UsageError where it names none.
 std::pair<std::string, std::string> layout_named_by(const std::string& identity);
 
-// Reads case file `path` and rebuilds its material. A file that cannot be read is a
+// Reads case file `path` and rebuilds its material, for implementation `impl` (default:
+// the case's). A file that cannot be read is a
 // CaseError naming it; a property outside reproducible_properties(), or a layout symptom
 // that names no layout of the case, a UsageError that says so.
-ReproMaterial repro_material(const std::string& path);
+ReproMaterial repro_material(const std::string& path, const std::string& impl = "");
 
 }  // namespace kprop

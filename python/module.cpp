@@ -192,6 +192,6 @@ PYBIND11_MODULE(_kprop, m) {
         py::arg("description"), "Registers a kernel declared from Python (kprop.Kernel).");
   m.def("load_library", [](const std::string& path) { usage([&] { kprop::load_operator_library(path); }); },
         py::arg("path"), "Loads an operator library (as --load).");
-  m.def("repro_material", &kprop::python::repro_material, py::arg("path"),
+  m.def("repro_material", &kprop::python::repro_material, py::arg("path"), py::arg("impl") = "",
         "A kept case's inputs, cotangents, float64 reference and bounds (kprop.repro).");
 }

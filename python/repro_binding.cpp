@@ -41,12 +41,12 @@ py::dict to_python(const NamedTensors& tensors) {
 
 }  // namespace
 
-py::dict repro_material(const std::string& path) {
+py::dict repro_material(const std::string& path, const std::string& impl) {
   try {
     // The reference's backward runs torch's autograd engine, which must not hold the GIL.
     const ReproMaterial m = [&] {
       py::gil_scoped_release released;
-      return kprop::repro_material(path);
+      return kprop::repro_material(path, impl);
     }();
     py::dict d;
     d["case"] = to_json(m.file).dump();
@@ -57,6 +57,7 @@ py::dict repro_material(const std::string& path) {
     d["reference"] = to_python(m.reference);
     d["bounds"] = to_python(m.bounds);
     d["bounds_between_two"] = to_python(m.bounds_between_two);
+    d["overwrites"] = py::cast(m.overwrites);
     if (m.laid_out) {
       py::dict l;
       l["tensor"] = m.laid_out->tensor;

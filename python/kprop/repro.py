@@ -7,7 +7,9 @@ The script needs torch and the kernel's own package, not kprop. It holds:
 - the call as the adapter makes it: the source of the function registered with
   ``kprop.implementation`` and of what it uses, written out, through autograd;
 - kprop's float64 reference results and the derived bound of each element;
-- the comparison that fails, printing its numbers, and an ``assert``.
+- the comparison that fails, printing its numbers, and an ``assert``;
+- a watch over the inputs and cotangents the implementation does not declare it writes
+  over, compared bit for bit after each call.
 
 A ``vs_reference`` finding compares each output and gradient with the float64 reference;
 a ``layout`` finding calls twice, the tensor laid out contiguously and as the symptom
@@ -116,19 +118,24 @@ def tensor(data, dtype, size, stride):
 
 def run(arguments, cotangents):
     """The outputs of one call, and the gradients of another through autograd with the
-    cotangents, as kprop makes them: {name: tensor}."""
+    cotangents, as kprop makes them: ({name: tensor}, how many watched inputs and
+    cotangents the calls wrote over)."""
     def as_list(result):
         if isinstance(result, dict):
             return [result.get(r) for r in RETURNS]
         return [result] if isinstance(result, torch.Tensor) else list(result)
 
     results = {}
+    handed = arguments()
+    before = snapshot(handed)
     with torch.no_grad():
-        outputs = as_list(call(**arguments()))
+        outputs = as_list(call(**handed))
+    written = overwritten(handed, before, "forward")
     for r, y in zip(RETURNS, outputs):
         if y is not None and OUTPUT_NAMES.get(r):
             results[OUTPUT_NAMES[r]] = y.detach()
     kwargs = arguments()
+    before = snapshot(kwargs)
     leaves = {}
     for a in GRADIENT_NAMES:
         t = kwargs.get(a)
@@ -140,10 +147,51 @@ def run(arguments, cotangents):
         if y is not None and cotangents.get(r) is not None:
             ys.append(y)
             cots.append(cotangents[r])
+    cotangents_before = snapshot(cotangents, COTANGENT_NAMES)
     grads = torch.autograd.grad(ys, list(leaves.values()), cots, allow_unused=True)
     for a, g in zip(leaves, grads):
         results[GRADIENT_NAMES[a]] = torch.zeros_like(leaves[a]) if g is None else g
-    return results
+    # What the forward wrote over is reported once.
+    for a in list(before):
+        if not same_bits(before[a], handed[a]):
+            del before[a]
+    written += overwritten(kwargs, before, "backward")
+    written += overwritten(cotangents, cotangents_before, "backward", COTANGENT_NAMES)
+    return results, written
+
+
+def same_bits(a, b):
+    x, y = a.detach().reshape(-1).contiguous(), b.detach().reshape(-1).contiguous()
+    if x.is_floating_point():
+        bits = {8: torch.int64, 4: torch.int32, 2: torch.int16}[x.element_size()]
+        x, y = x.view(bits), y.view(bits)
+    return bool((x == y).all())
+
+
+def snapshot(handed, names=None):
+    """Copies of the tensors a call must leave unchanged: all but those the implementation
+    declares it writes over."""
+    names = WATCHED if names is None else names
+    return {a: t.detach().clone() for a, t in handed.items()
+            if a in names and isinstance(t, torch.Tensor)}
+
+
+def overwritten(handed, before, side, names=None):
+    """Prints each watched tensor the call wrote over; returns how many."""
+    names = WATCHED if names is None else names
+    n = 0
+    for a, was in before.items():
+        now = handed[a].detach()
+        if same_bits(was, now):
+            continue
+        n += 1
+        x, y = was.reshape(-1), now.reshape(-1)
+        changed = ~((x == y) | (x.isnan() & y.isnan())) if x.is_floating_point() else x != y
+        i = int(changed.nonzero()[0]) if changed.any() else 0
+        print(f"{names[a]} overwritten by the {side}: {int(changed.sum())} of {x.numel()} "
+              f"elements changed; first at {index_of(i, tuple(was.shape))}: "
+              f"{float(y[i]):.9g}, was {float(x[i]):.9g}")
+    return n
 
 
 def index_of(flat, shape):
@@ -200,18 +248,20 @@ def differing(name, a, b, bound=None):
 _MAIN_VS_REFERENCE = '''
 
 def main():
-    results = run(arguments, cotangents())
+    results, written = run(arguments, cotangents())
     over = sum(over_bound(name, results[name], REFERENCE[name], BOUND[name])
                for name in REFERENCE if name in results)
     assert over == 0, f"{over} elements outside their derived error bound"
-    print("every result within its derived bound of the float64 reference")
+    assert written == 0, f"{written} inputs or cotangents written over"
+    print("every result within its derived bound of the float64 reference; no input "
+          "written over")
 '''
 
 _MAIN_LAYOUT = '''
 
 def main():
-    plain = run(lambda: arguments(laid_out=False), cotangents(laid_out=False))
-    other = run(lambda: arguments(laid_out=True), cotangents(laid_out=True))
+    plain, written = run(lambda: arguments(laid_out=False), cotangents(laid_out=False))
+    other, written_laid_out = run(lambda: arguments(laid_out=True), cotangents(laid_out=True))
     print("-- contiguous call against the float64 reference:")
     for name in REFERENCE:
         if name in plain:
@@ -220,6 +270,7 @@ def main():
     n = sum(differing(name, plain[name], other[name], BOUND_BETWEEN_TWO[name] if WITHIN_BOUND else None)
             for name in plain if name in other)
     assert n == 0, f"{n} elements change with {LAID_OUT}"
+    assert written + written_laid_out == 0, "inputs or cotangents written over"
     print(f"the results do not change with {LAID_OUT}")
 '''
 
@@ -228,7 +279,7 @@ def write(path, impl=None, device="cuda"):
     """The script's text for case file ``path`` and implementation ``impl`` (default: the
     case's), registered in this process by ``kprop.implementation``. ValueError names the
     file and what is wrong."""
-    m = _kprop.repro_material(str(path))
+    m = _kprop.repro_material(str(path), impl or "")
     record = json.loads(m["case"])
     case = record["case"]
     kernel, impl = case["kernel"], impl or case["impl"]
@@ -242,6 +293,8 @@ def write(path, impl=None, device="cuda"):
     backward = dict(zip(sig.backward_args, m["backward_arguments"]))
     cotangents = {r: backward.get(sig.cotangent_argument(r)) for r in sig.forward_returns}
     forward = dict(zip(sig.forward_args, m["forward_arguments"]))
+    forward_names = {a: _by_name(sig.inputs, a)["name"] for a in sig.forward_args
+                     if isinstance(forward[a], torch.Tensor) and _by_name(sig.inputs, a)}
     laid_out = m["laid_out"]
 
     imports, definitions = [], []
@@ -273,6 +326,15 @@ def write(path, impl=None, device="cuda"):
     lines.append(f"RETURNS = {sig.forward_returns!r}  # the call's results, in order")
     lines.append(f"OUTPUT_NAMES = {output_names!r}")
     lines.append(f"GRADIENT_NAMES = {gradient_names!r}  # argument -> its gradient")
+    # Watched as kprop watches them: every input and cotangent but those the
+    # implementation declares it writes over.
+    declared = set(m["overwrites"])
+    watched = {a: forward_names[a] for a in sig.forward_args
+               if a in forward_names and forward_names[a] not in declared}
+    cotangent_names = {r: "d" + output_names[r] for r in sig.forward_returns
+                       if "d" + output_names[r] not in declared}
+    lines.append(f"WATCHED = {watched!r}  # argument -> kprop's name")
+    lines.append(f"COTANGENT_NAMES = {cotangent_names!r}")
 
     def tensor_block(fname, values, swap=None):
         """def fname(laid_out=False): {name: value}, one value replaced when laid out."""

@@ -5,7 +5,9 @@ three "commits", chosen by PLANTED_SWIGLU:
   vs_reference shows;
 - `storage_order`: an `a` that is not contiguous is read as if it were (its storage in row
   order), which layout shows;
-- `fixed`: neither.
+- `overwrites_b`: the backward stores db over the b it saved, which the watch over
+  handed tensors shows;
+- `fixed`: none of these.
 """
 import os
 
@@ -14,7 +16,25 @@ import torch
 COMMIT = os.environ.get("PLANTED_SWIGLU", "fixed")
 
 
+class _StoresOverB(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return torch.nn.functional.silu(a) * b
+
+    @staticmethod
+    def backward(ctx, dc):
+        a, b = ctx.saved_tensors
+        s = torch.sigmoid(a)
+        da = dc * b * (s + a * s * (1 - s))
+        with torch.no_grad():
+            b.copy_(dc * torch.nn.functional.silu(a))
+        return da, b
+
+
 def swiglu(a, b):
+    if COMMIT == "overwrites_b":
+        return _StoresOverB.apply(a, b)
     if COMMIT == "storage_order" and not a.is_contiguous():
         a = torch.as_strided(a, a.shape, torch.empty_like(a, memory_format=torch.contiguous_format).stride())
     c = torch.nn.functional.silu(a) * b

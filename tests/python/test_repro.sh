@@ -24,7 +24,7 @@ run buggy 1 env PYTHONPATH="$planted_only" PLANTED_SWIGLU=odd_width "$python" "$
 line_like buggy out "c: [1-9][0-9]* of [0-9]+ elements over their bound; max \|error\| .*; worst at \(.*\): got .*, float64 .*, bound .*"
 line_like buggy err "AssertionError: [0-9]+ elements outside their derived error bound"
 run fixed 0 env PYTHONPATH="$planted_only" PLANTED_SWIGLU=fixed "$python" "$tmp/vs_reference.py"
-line fixed out "every result within its derived bound of the float64 reference"
+line fixed out "every result within its derived bound of the float64 reference; no input written over"
 line_like fixed out "c: 0 of [0-9]+ elements over their bound; .*"
 
 # --- layout: an `a` that is not contiguous is read in storage order.
@@ -39,6 +39,17 @@ line_like buggy_layout err "AssertionError: [0-9]+ elements change with a transp
 run fixed_layout 0 env PYTHONPATH="$planted_only" PLANTED_SWIGLU=fixed "$python" "$tmp/layout.py"
 line fixed_layout out "c: bit-identical"
 line fixed_layout out "the results do not change with a transposed"
+
+# --- an input written over: the backward stores db over b.
+run found_overwrite 1 env PLANTED_SWIGLU=overwrites_b "${py[@]}" check swiglu --impl planted::swiglu \
+  --import repro_ops --property vs_reference --dtype float32 --cases 20 --seed 1 --corpus "$tmp/overwrite"
+kept=$(grep -l '"identity": "swiglu/planted::swiglu/b overwritten by the backward' "$tmp"/overwrite/swiglu/*.json)
+run write_overwrite 0 "${py[@]}" repro "$kept" --import repro_ops --device cpu --out "$tmp/overwrite.py"
+run buggy_overwrite 1 env PYTHONPATH="$planted_only" PLANTED_SWIGLU=overwrites_b "$python" "$tmp/overwrite.py"
+line_like buggy_overwrite out "b overwritten by the backward: [1-9][0-9]* of [0-9]+ elements changed; first at \(.*\): .*, was .*"
+line buggy_overwrite err "AssertionError: 1 inputs or cotangents written over"
+run fixed_overwrite 0 env PYTHONPATH="$planted_only" PLANTED_SWIGLU=fixed "$python" "$tmp/overwrite.py"
+line fixed_overwrite out "every result within its derived bound of the float64 reference; no input written over"
 
 # --- bad usage: exit 2, naming the file and the field.
 run missing 2 "${py[@]}" repro "$tmp/nosuch.json" --import repro_ops
