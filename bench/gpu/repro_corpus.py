@@ -12,6 +12,7 @@ to --out with each script and its output.
         --out build-gpu/out/repro
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -30,6 +31,7 @@ def main():
     parser.add_argument("--out", default="build-gpu/out/repro")
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per script")
+    parser.add_argument("--jobs", type=int, default=4, help="scripts at once")
     args = parser.parse_args()
     with open(args.manifest) as f:
         projects = json.load(f)["projects"]
@@ -41,43 +43,13 @@ def main():
         sources[project] = path
     os.makedirs(args.out, exist_ok=True)
 
-    rows = []
+    cases = []
     for folder, _, files in sorted(os.walk(args.corpus)):
-        for name in sorted(f for f in files if f.endswith(".json")):
-            path = os.path.join(folder, name)
-            with open(path) as f:
-                record = json.load(f)
-            impl = record["case"]["impl"]
-            project = impl.split("::")[0]
-            row = {"file": os.path.relpath(path, ROOT), "identity": record.get("identity", ""),
-                   "property": record["case"]["property"]}
-            rows.append(row)
-            if project not in sources:
-                row["result"] = f"no --source for {project}"
-                continue
-            p = projects[project]
-            env = dict(os.environ, **{p["source_env"]: sources[project]})
-            script = os.path.join(args.out, name[:-len(".json")] + ".py")
-            written = subprocess.run([sys.executable, "-m", "kprop", "repro", path, "--import",
-                                      p["adapter"], "--device", args.device, "--out", script],
-                                     env=env, capture_output=True, text=True)
-            if written.returncode:
-                row["result"] = "not written: " + written.stderr.strip().splitlines()[-1]
-                continue
-            env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-            env["PYTHONPATH"] = os.path.join(sources[project], p.get("import_root", "."))
-            try:
-                ran = subprocess.run([sys.executable, script], env=env, capture_output=True,
-                                     text=True, timeout=args.timeout)
-                code, text = ran.returncode, ran.stdout + ran.stderr
-            except subprocess.TimeoutExpired:
-                code, text = "timeout", ""
-            with open(script[:-3] + ".txt", "w") as f:
-                f.write(text)
-            last = text.strip().splitlines()[-1] if text.strip() else ""
-            row["exit"] = code
-            row["result"] = ("fails: " if code else "passes: ") + last
-            print(f"{row['file']}: {row['result']}", flush=True)
+        cases += [os.path.join(folder, n) for n in sorted(files) if n.endswith(".json")]
+    # Each script is its own process: several at once (most of their time is starting
+    # Python, torch and Triton).
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        rows = list(pool.map(lambda path: reproduce(path, args, projects, sources), cases))
 
     lines = ["# Kept upstream findings, each as its standalone script", "",
              f"`{' '.join(sys.argv)}`", "", "| case file | identity | property | the script |",
@@ -88,6 +60,43 @@ def main():
     with open(os.path.join(args.out, "summary.json"), "w") as f:
         json.dump(rows, f, indent=2)
     print("\n".join(lines))
+
+
+def reproduce(path, args, projects, sources):
+    """Writes and runs the script of case file `path`: its row of the summary."""
+    with open(path) as f:
+        record = json.load(f)
+    impl = record["case"]["impl"]
+    project = impl.split("::")[0]
+    row = {"file": os.path.relpath(path, ROOT), "identity": record.get("identity", ""),
+           "property": record["case"]["property"]}
+    if project not in sources:
+        row["result"] = f"no --source for {project}"
+        return row
+    p = projects[project]
+    env = dict(os.environ, **{p["source_env"]: sources[project]})
+    script = os.path.join(args.out, os.path.basename(path)[:-len(".json")] + ".py")
+    written = subprocess.run([sys.executable, "-m", "kprop", "repro", path, "--import",
+                              p["adapter"], "--device", args.device, "--out", script],
+                             env=env, capture_output=True, text=True)
+    if written.returncode:
+        row["result"] = "not written: " + written.stderr.strip().splitlines()[-1]
+        return row
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.path.join(sources[project], p.get("import_root", "."))
+    try:
+        ran = subprocess.run([sys.executable, script], env=env, capture_output=True,
+                             text=True, timeout=args.timeout)
+        code, text = ran.returncode, ran.stdout + ran.stderr
+    except subprocess.TimeoutExpired:
+        code, text = "timeout", ""
+    with open(script[:-3] + ".txt", "w") as f:
+        f.write(text)
+    last = text.strip().splitlines()[-1] if text.strip() else ""
+    row["exit"] = code
+    row["result"] = ("fails: " if code else "passes: ") + last
+    print(f"{row['file']}: {row['result']}", flush=True)
+    return row
 
 
 if __name__ == "__main__":
