@@ -6,7 +6,9 @@ The script needs torch and the kernel's own package, not kprop. It holds:
   embedded compressed; a kept case is shrunk, so they are small);
 - the call as the adapter makes it: the source of the function registered with
   ``kprop.implementation`` and of what it uses, written out, through autograd;
-- kprop's float64 reference results and the derived bound of each element;
+- the float64 reference in a few lines of PyTorch (python/kprop/references.py, held to
+  kprop's C++ oracle by the suite; kprop's results embedded for a kernel without one)
+  and the derived bound of each element;
 - the comparison that fails, printing its numbers, and an ``assert``;
 - a watch over the inputs and cotangents the implementation does not declare it writes
   over, compared bit for bit after each call.
@@ -30,6 +32,7 @@ import torch
 
 from . import _kprop
 from .implementations import _by_name, _Signature, registered_function
+from .references import REFERENCES
 
 _BITS = {torch.float64: torch.int64, torch.float32: torch.int32, torch.float16: torch.int16,
          torch.bfloat16: torch.int16}
@@ -75,10 +78,15 @@ def _write_out(fn, imports, definitions, seen):
                          f"{fn.__code__.co_firstlineno}): define it with def, so that its "
                          "source can be written out")
     for name in sorted(_global_names(fn.__code__)):
-        if name in seen or name not in fn.__globals__:
+        if name not in fn.__globals__:
             continue
-        seen.add(name)
         value = fn.__globals__[name]
+        if name in seen:
+            if seen[name] is not value:
+                raise ValueError(f"{fn.__name__} uses the global {name}, which the script "
+                                 "defines already as something else: rename one")
+            continue
+        seen[name] = value
         if isinstance(value, types.ModuleType):
             module = value.__name__
             imports.append(f"import {module}" if module == name else f"import {module} as {name}")
@@ -116,7 +124,7 @@ def tensor(data, dtype, size, stride):
     return flat.to(DEVICE).as_strided(size, stride)
 
 
-def run(arguments, cotangents):
+def run(call, arguments, cotangents):
     """The outputs of one call, and the gradients of another through autograd with the
     cotangents, as kprop makes them: ({name: tensor}, how many watched inputs and
     cotangents the calls wrote over)."""
@@ -158,6 +166,14 @@ def run(arguments, cotangents):
     written += overwritten(kwargs, before, "backward")
     written += overwritten(cotangents, cotangents_before, "backward", COTANGENT_NAMES)
     return results, written
+
+
+def in_float64(arguments):
+    """The arguments with every floating tensor in float64: the reference's."""
+    def handed(**kwargs):
+        return {a: t.to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point()
+                else t for a, t in arguments(**kwargs).items()}
+    return handed
 
 
 def same_bits(a, b):
@@ -245,12 +261,27 @@ def differing(name, a, b, bound=None):
     return n
 '''
 
+_EXPECTED_COMPUTED = '''
+def expected():
+    """The reference's outputs, and its gradients by autograd with the same cotangents,
+    all in float64."""
+    cots = {r: None if c is None else c.to(torch.float64) for r, c in cotangents().items()}
+    exact, _ = run({name}, in_float64(arguments), cots)
+    return exact
+'''
+
+_EXPECTED_EMBEDDED = '''
+def expected():
+    return REFERENCE
+'''
+
 _MAIN_VS_REFERENCE = '''
 
 def main():
-    results, written = run(arguments, cotangents())
-    over = sum(over_bound(name, results[name], REFERENCE[name], BOUND[name])
-               for name in REFERENCE if name in results)
+    results, written = run(call, arguments, cotangents())
+    exact = expected()
+    over = sum(over_bound(name, results[name], exact[name], BOUND[name])
+               for name in exact if name in results)
     assert over == 0, f"{over} elements outside their derived error bound"
     assert written == 0, f"{written} inputs or cotangents written over"
     print("every result within its derived bound of the float64 reference; no input "
@@ -260,12 +291,13 @@ def main():
 _MAIN_LAYOUT = '''
 
 def main():
-    plain, written = run(lambda: arguments(laid_out=False), cotangents(laid_out=False))
-    other, written_laid_out = run(lambda: arguments(laid_out=True), cotangents(laid_out=True))
+    plain, written = run(call, lambda: arguments(laid_out=False), cotangents(laid_out=False))
+    other, written_laid_out = run(call, lambda: arguments(laid_out=True), cotangents(laid_out=True))
+    exact = expected()
     print("-- contiguous call against the float64 reference:")
-    for name in REFERENCE:
+    for name in exact:
         if name in plain:
-            over_bound(name, plain[name], REFERENCE[name], BOUND[name])
+            over_bound(name, plain[name], exact[name], BOUND[name])
     print(f"-- {LAID_OUT} against the contiguous call:")
     n = sum(differing(name, plain[name], other[name], BOUND_BETWEEN_TWO[name] if WITHIN_BOUND else None)
             for name in plain if name in other)
@@ -297,9 +329,16 @@ def write(path, impl=None, device="cuda"):
                      if isinstance(forward[a], torch.Tensor) and _by_name(sig.inputs, a)}
     laid_out = m["laid_out"]
 
-    imports, definitions = [], []
-    _write_out(fn, imports, definitions, set())
+    imports, definitions, seen = [], [], {}
+    _write_out(fn, imports, definitions, seen)
     definitions.append(f"call = {fn.__name__}")
+    reference = REFERENCES.get(kernel)
+    reference_definitions = []
+    if reference is not None:
+        if reference.__name__ in seen or reference.__name__ == fn.__name__:
+            raise ValueError(f"the adapter defines {reference.__name__}, the name of "
+                             "kprop's reference: rename it")
+        _write_out(reference, imports, reference_definitions, seen)
 
     lines = []
     identity = record.get("identity", "")
@@ -309,8 +348,10 @@ def write(path, impl=None, device="cuda"):
         f"A standalone reproducer that kprop wrote (python3 -m kprop repro "
         f"{os.path.basename(str(path))}) from the case it kept and shrank. It needs torch and "
         f"the kernel's package importable, not kprop. Its inputs are embedded bit for bit; "
-        f"the call is the adapter's; the expected values are kprop's float64 reference, each "
-        f"element with its derived rounding-error bound (no hand-set tolerance).", 88))
+        f"the call is the adapter's; the expected values are "
+        + ("the float64 reference written out below, computed from the same inputs"
+           if reference is not None else "kprop's float64 reference, embedded")
+        + ", each element with its derived rounding-error bound (no hand-set tolerance).", 88))
     lines.append("")
     lines.append(f"Property: {case['property']}; signature: {record.get('signature', '')}")
     if found_by:
@@ -361,11 +402,22 @@ def write(path, impl=None, device="cuda"):
             a = next(a for a in sig.forward_args
                      if _by_name(sig.inputs, a) and _by_name(sig.inputs, a)["name"] == laid_out["tensor"])
             swap_input = (a, laid_out["value"])
+    if reference is not None:
+        lines.append("\n\n# The float64 reference (kprop's python/kprop/references.py, held to its "
+                     "C++ oracle by kprop's suite):")
+        lines += [d + "\n" for d in reference_definitions]
+        lines.append(_EXPECTED_COMPUTED.replace("{name}", reference.__name__))
     lines.append("\n# The inputs and cotangents as kprop handed them.")
     lines += tensor_block("arguments", forward, swap_input)
     lines += tensor_block("cotangents", cotangents, swap_cot)
-    lines.append("\n\n# kprop's float64 reference and each element's derived bound.")
-    for block, values in (("REFERENCE", m["reference"]), ("BOUND", m["bounds"])):
+    blocks = [("BOUND", m["bounds"])]
+    if reference is None:
+        lines.append("\n\n# kprop's float64 reference and each element's derived bound.")
+        blocks.insert(0, ("REFERENCE", m["reference"]))
+        lines.append(_EXPECTED_EMBEDDED)
+    else:
+        lines.append("\n\n# Each element's derived bound: |result - float64| <= bound.")
+    for block, values in blocks:
         lines.append(f"{block} = {{")
         for name, v in values.items():
             if v is not None:

@@ -20,6 +20,9 @@ kept=$(ls "$tmp"/corpus/swiglu/planted__swiglu-vs_reference-c-*.json)
 run write 0 "${py[@]}" repro "$kept" --import repro_ops --device cpu --out "$tmp/vs_reference.py"
 line write err "kprop repro: wrote $tmp/vs_reference.py"
 grep -q "kprop" <(grep -E "^(import|from) " "$tmp/vs_reference.py") && fail "the script imports kprop"
+# The float64 reference is written out as code (python/kprop/references.py), not embedded.
+grep -q "^def swiglu(a, b):" "$tmp/vs_reference.py" || fail "the script has no float64 reference function"
+grep -q "^REFERENCE = " "$tmp/vs_reference.py" && fail "the script embeds the reference's results"
 run buggy 1 env PYTHONPATH="$planted_only" PLANTED_SWIGLU=odd_width "$python" "$tmp/vs_reference.py"
 line_like buggy out "c: [1-9][0-9]* of [0-9]+ elements over their bound; max \|error\| .*; worst at \(.*\): got .*, float64 .*, bound .*"
 line_like buggy err "AssertionError: [0-9]+ elements outside their derived error bound"
