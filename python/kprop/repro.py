@@ -46,20 +46,29 @@ def _number(x):
     return f"float({text!r})" if text in ("nan", "inf", "-inf") else text
 
 
+def _storage_elements(t):
+    """How many elements ``t``'s storage holds (torch 1.13 has no untyped_storage)."""
+    if hasattr(t, "untyped_storage"):
+        return t.untyped_storage().nbytes() // t.element_size()
+    return t.storage().size()
+
+
 def _encode(t):
-    """Python source that rebuilds tensor ``t`` (values, size, strides): ``values()`` with
-    its storage written out when small, else ``tensor()`` with its bits compressed."""
+    """Python source that rebuilds tensor ``t``: its whole storage (what lies around it
+    too, where kprop handed it inside a larger buffer), size, strides and offset:
+    ``values()`` with the storage written out when small, else ``tensor()`` with its bits
+    compressed."""
     t = t.detach().cpu()
-    span = 0 if t.numel() == 0 else 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
-    flat = torch.as_strided(t, (span,), (1,), t.storage_offset()).clone()
-    if span <= _WRITTEN_OUT:
+    flat = torch.as_strided(t, (_storage_elements(t),), (1,), 0).clone()
+    where = f"{tuple(t.shape)}, {tuple(t.stride())}" + (f", {t.storage_offset()}" if t.storage_offset() else "")
+    if flat.numel() <= _WRITTEN_OUT:
         items = ", ".join(_number(x) for x in (flat.double() if t.is_floating_point() else flat).tolist())
-        return f"values([{items}], {t.dtype}, {tuple(t.shape)}, {tuple(t.stride())})"
+        return f"values([{items}], {t.dtype}, {where})"
     raw = (flat.view(_BITS[t.dtype]) if t.dtype in _BITS else flat).numpy().tobytes()
     data = base64.b64encode(zlib.compress(raw, 9)).decode()
     lines = [data[i:i + 88] for i in range(0, len(data), 88)] or [""]
     text = "\n".join(f'        "{line}"' for line in lines)
-    return (f"tensor(\n{text},\n        {t.dtype}, {tuple(t.shape)}, {tuple(t.stride())})")
+    return f"tensor(\n{text},\n        {t.dtype}, {where})"
 
 
 def _global_names(code):
@@ -108,20 +117,21 @@ def _python_value(v):
 
 
 _HELPERS = '''
-def values(items, dtype, size, stride):
+def values(items, dtype, size, stride, offset=0):
     """A tensor from its storage written out (each value exact in its dtype), on DEVICE,
-    with the strides kprop handed it in."""
+    with the strides and storage offset kprop handed it in."""
     exact = torch.tensor(items, dtype=torch.float64 if dtype.is_floating_point else dtype)
-    return exact.to(dtype).to(DEVICE).as_strided(size, stride)
+    return exact.to(dtype).to(DEVICE).as_strided(size, stride, offset)
 
 
-def tensor(data, dtype, size, stride):
-    """A tensor from its embedded bits, on DEVICE, with the strides kprop handed it in."""
+def tensor(data, dtype, size, stride, offset=0):
+    """A tensor from its embedded storage's bits, on DEVICE, with the strides and storage
+    offset kprop handed it in."""
     raw = bytearray(zlib.decompress(base64.b64decode(data)))
     bits = {torch.float64: torch.int64, torch.float32: torch.int32,
             torch.float16: torch.int16, torch.bfloat16: torch.int16}.get(dtype, dtype)
     flat = (torch.frombuffer(raw, dtype=bits) if raw else torch.empty(0, dtype=bits)).view(dtype)
-    return flat.to(DEVICE).as_strided(size, stride)
+    return flat.to(DEVICE).as_strided(size, stride, offset)
 
 
 def run(call, arguments, cotangents):
@@ -388,7 +398,7 @@ def write(path, impl=None, device="cuda"):
             out.append("    if laid_out:")
             out.append(f"        handed[{key!r}] = {_python_value(value)}")
             out.append("    else:  # the same values, contiguous")
-            out.append(f"        handed[{key!r}] = {_python_value(value.contiguous())}")
+            out.append(f"        handed[{key!r}] = {_python_value(value.clone(memory_format=torch.contiguous_format))}")
         out.append("    return handed")
         return out
 
@@ -421,13 +431,13 @@ def write(path, impl=None, device="cuda"):
         lines.append(f"{block} = {{")
         for name, v in values.items():
             if v is not None:
-                lines.append(f"    {name!r}: {_encode(v)},")
+                lines.append(f"    {name!r}: {_encode(v.clone())},")
         lines.append("}")
     if laid_out:
         lines.append("BOUND_BETWEEN_TWO = {")
         for name, v in m["bounds_between_two"].items():
             if v is not None:
-                lines.append(f"    {name!r}: {_encode(v)},")
+                lines.append(f"    {name!r}: {_encode(v.clone())},")
         lines.append("}")
         lines.append(f"LAID_OUT = {laid_out['tensor'] + ' ' + laid_out['layout']!r}")
         lines.append(f"WITHIN_BOUND = {'beyond the bound' in (identity or record.get('signature', ''))!r}")

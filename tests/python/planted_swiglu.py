@@ -5,6 +5,8 @@ three "commits", chosen by PLANTED_SWIGLU:
   vs_reference shows;
 - `storage_order`: an `a` that is not contiguous is read as if it were (its storage in row
   order), which layout shows;
+- `ignores_offset`: `a` is read from the start of its storage, as a kernel handed the
+  storage's pointer rather than the tensor's would, which layout shows ("offset");
 - `overwrites_b`: the backward stores db over the b it saved, which the watch over
   handed tensors shows;
 - `fixed`: none of these.
@@ -35,6 +37,8 @@ class _StoresOverB(torch.autograd.Function):
 def swiglu(a, b):
     if COMMIT == "overwrites_b":
         return _StoresOverB.apply(a, b)
+    if COMMIT == "ignores_offset":
+        a = torch.as_strided(a, a.shape, a.stride(), 0)
     if COMMIT == "storage_order" and not a.is_contiguous():
         a = torch.as_strided(a, a.shape, torch.empty_like(a, memory_format=torch.contiguous_format).stride())
     c = torch.nn.functional.silu(a) * b

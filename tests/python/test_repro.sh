@@ -43,6 +43,16 @@ run fixed_layout 0 env PYTHONPATH="$planted_only" PLANTED_SWIGLU=fixed "$python"
 line fixed_layout out "c: bit-identical"
 line fixed_layout out "the results do not change with a transposed"
 
+# --- layout: `a` read from its storage's start. The script rebuilds the storage around `a`
+# and its offset, not only its span.
+run found_offset 1 env PLANTED_SWIGLU=ignores_offset "${py[@]}" check swiglu --impl planted::swiglu \
+  --import repro_ops --property layout --dtype float32 --cases 50 --seed 1 --corpus "$tmp/offset"
+kept=$(grep -l '"identity": "swiglu/planted::swiglu/c varies with a offset' "$tmp"/offset/swiglu/*.json)
+run write_offset 0 "${py[@]}" repro "$kept" --import repro_ops --device cpu --out "$tmp/offset.py"
+run buggy_offset 1 env PYTHONPATH="$planted_only" PLANTED_SWIGLU=ignores_offset "$python" "$tmp/offset.py"
+line_like buggy_offset err "AssertionError: [0-9]+ elements change with a offset"
+run fixed_offset 0 env PYTHONPATH="$planted_only" PLANTED_SWIGLU=fixed "$python" "$tmp/offset.py"
+
 # --- an input written over: the backward stores db over b.
 run found_overwrite 1 env PLANTED_SWIGLU=overwrites_b "${py[@]}" check swiglu --impl planted::swiglu \
   --import repro_ops --property vs_reference --dtype float32 --cases 20 --seed 1 --corpus "$tmp/overwrite"
