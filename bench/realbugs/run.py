@@ -24,6 +24,7 @@ script runs against each side's sources alone: it must fail at the buggy commit 
 the fixed one. summary.md and summary.json go to --results, each side's log beside them.
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -171,39 +172,45 @@ def kept_file(result, expect):
 def reproduce(sides, args):
     """For each bug found at its buggy commit: `kprop repro` writes the standalone script from
     the kept case, and the script runs against each side's sources alone (PYTHONPATH is the
-    project's import root: no kprop). <bug>-repro.json says how each run ended."""
+    project's import root: no kprop). <bug>-repro.json says how each run ended. Bugs run
+    --jobs at a time: each script is mostly Python, torch and Triton starting."""
     by_bug = {}
     for s in sides:
         by_bug.setdefault(s["bug"]["name"], {})[s["side"]] = s
-    for name, pair in by_bug.items():
-        buggy, bug = pair["buggy"], pair["buggy"]["bug"]
-        kept = kept_file(read_json(buggy["json"]), bug["expect"])
-        if not kept or "error" in buggy or "error" in pair["fixed"]:
-            continue
-        script = os.path.join(args.results, name + "-repro.py")
-        record = {"kept": kept, "script": script}
-        written = subprocess.run([sys.executable, "-m", "kprop", "repro", kept, "--import",
-                                  args.adapter_of(bug), "--device", args.device, "--out", script],
-                                 env=dict(os.environ, **buggy["env"]), capture_output=True, text=True)
-        record["written"] = written.returncode == 0
-        record["write_error"] = written.stderr.strip().splitlines()[-1:] if written.returncode else []
-        for side in ("buggy", "fixed") if record["written"] else ():
-            s = pair[side]
-            root = os.path.join(s["source"], args.import_root_of(bug))
-            env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-            try:
-                ran = subprocess.run([sys.executable, script], env=dict(env, PYTHONPATH=root),
-                                     capture_output=True, text=True, timeout=args.case_timeout)
-                code, text = ran.returncode, ran.stdout + ran.stderr
-            except subprocess.TimeoutExpired:
-                code, text = "timeout", ""
-            with open(os.path.join(args.results, f"{name}-repro-{side}.log"), "w") as f:
-                f.write(text)
-            record[side] = {"exit": code, "last": text.strip().splitlines()[-1:]}
-        with open(os.path.join(args.results, name + "-repro.json"), "w") as f:
-            json.dump(record, f, indent=2)
-        print(f"repro: {name}: {record.get('buggy', {}).get('exit')} at the buggy commit, "
-              f"{record.get('fixed', {}).get('exit')} at the fixed", flush=True)
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        list(pool.map(lambda item: reproduce_bug(*item, args), by_bug.items()))
+
+
+def reproduce_bug(name, pair, args):
+    """reproduce() for one bug."""
+    buggy, bug = pair["buggy"], pair["buggy"]["bug"]
+    kept = kept_file(read_json(buggy["json"]), bug["expect"])
+    if not kept or "error" in buggy or "error" in pair["fixed"]:
+        return
+    script = os.path.join(args.results, name + "-repro.py")
+    record = {"kept": kept, "script": script}
+    written = subprocess.run([sys.executable, "-m", "kprop", "repro", kept, "--import",
+                              args.adapter_of(bug), "--device", args.device, "--out", script],
+                             env=dict(os.environ, **buggy["env"]), capture_output=True, text=True)
+    record["written"] = written.returncode == 0
+    record["write_error"] = written.stderr.strip().splitlines()[-1:] if written.returncode else []
+    for side in ("buggy", "fixed") if record["written"] else ():
+        s = pair[side]
+        root = os.path.join(s["source"], args.import_root_of(bug))
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        try:
+            ran = subprocess.run([sys.executable, script], env=dict(env, PYTHONPATH=root),
+                                 capture_output=True, text=True, timeout=args.case_timeout)
+            code, text = ran.returncode, ran.stdout + ran.stderr
+        except subprocess.TimeoutExpired:
+            code, text = "timeout", ""
+        with open(os.path.join(args.results, f"{name}-repro-{side}.log"), "w") as f:
+            f.write(text)
+        record[side] = {"exit": code, "last": text.strip().splitlines()[-1:]}
+    with open(os.path.join(args.results, name + "-repro.json"), "w") as f:
+        json.dump(record, f, indent=2)
+    print(f"repro: {name}: {record.get('buggy', {}).get('exit')} at the buggy commit, "
+          f"{record.get('fixed', {}).get('exit')} at the fixed", flush=True)
 
 
 def repro_cell(record):
