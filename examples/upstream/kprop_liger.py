@@ -31,7 +31,9 @@ https://github.com/linkedin/Liger-Kernel, named by LIGER_SRC (the folder holding
   they are stored token-major, as Hugging Face's attention hands them, or have one head or
   one token: declared. It takes fp32, bf16, fp16.
 - `liger::fused_linear_cross_entropy`: LigerFusedLinearCrossEntropyFunction (no class
-  weights); it writes over none of its inputs. fp32, bf16, fp16.
+  weights); it writes over none of its inputs. fp32, bf16, fp16. Its matmuls are cuBLAS's,
+  whose order of summation follows the operands' layouts: declared, so `layout` holds
+  another layout to the derived bound.
 
     LIGER_SRC=~/src/Liger-Kernel PYTHONPATH=examples/upstream:build/python \
       python3 -m kprop check geglu --import kprop_liger --impl liger::geglu --device cuda
@@ -179,8 +181,11 @@ def _flce(h, w, target, b, reduction, ignore_index, label_smoothing, softcap, ls
 
 
 if _flce_module:
+    # Its matmuls are torch's: cuBLAS picks its algorithm, and so its order of summation,
+    # by the operands' layouts (a transposed h moved dh by 1 ulp at Liger's head).
     kprop.implementation("fused_linear_cross_entropy", "liger", _flce, devices=["cuda"],
-                         dtypes=[torch.float32, torch.bfloat16, torch.float16])
+                         dtypes=[torch.float32, torch.bfloat16, torch.float16],
+                         layout_changes_reduction_order=True)
 _libs = []
 
 def _load_flat():
