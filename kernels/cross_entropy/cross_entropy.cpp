@@ -18,14 +18,15 @@ using E = const Exact&;
 constexpr int64_t kMaxV = int64_t{1} << 17, kMaxRows = int64_t{1} << 14;
 // Past 2^14 classes a case keeps at most two rows: what changes there is the blocks.
 constexpr int64_t kScaleV = int64_t{1} << 14, kScaleRows = 2, kAtScalePercent = 3;
-enum Variant { correct, grad_output_first_element, true_class_read_modify_write };
+enum Variant { correct, grad_output_first_element, true_class_read_modify_write, softcap_padding };
 
 T acc(const T& t) { return in_accumulation_type(t); }
 
-OpFunction forward(TrueClass true_class) {
-  return [true_class](const OpArgs& a) {
+OpFunction forward(TrueClass true_class, Padding padding = Padding::masked) {
+  return [true_class, padding](const OpArgs& a) {
     const Options o = options_of(a);
-    const Rows r = liger_rows(a["x"], a["target"], o, a["x"].scalar_type(), true_class, false);
+    const Rows r =
+        liger_rows(a["x"], a["target"], o, a["x"].scalar_type(), true_class, false, padding);
     return NamedTensors{{"loss", reduced(r.loss_1d, o)},
                         {"z_loss", o.return_z_loss ? reduced(r.z_loss_1d, o) : T()}};
   };
@@ -39,7 +40,8 @@ OpFunction backward(Variant v) {
     const T x = a["x"], dloss = a["dloss"];
     const TrueClass true_class =
         v == true_class_read_modify_write ? TrueClass::read_modify_write : TrueClass::once_in_fp32;
-    const T grad = liger_rows(x, a["target"], o, x.scalar_type(), true_class, true).grad;
+    const Padding padding = v == softcap_padding ? Padding::softcapped : Padding::masked;
+    const T grad = liger_rows(x, a["target"], o, x.scalar_type(), true_class, true, padding).grad;
     // torch.equal(grad_output, torch.tensor(1.0)): the last layer's 1, no multiply.
     if (dloss.dim() == 0 && dloss.item<double>() == 1.0) return NamedTensors{{"dx", grad}};
     // reduction='none' (grad_output.ndim > 0, #680): each row times its own grad_output.
@@ -150,7 +152,10 @@ const bool registered = register_builtin_spec([] {
        forward(TrueClass::once_in_fp32), backward(grad_output_first_element)},
       {"rows@dxy_rmw",
        "planted: the target's -(1 - ls) added to the softmax as stored (Liger e44a5fe8, #1268)",
-       forward(TrueClass::read_modify_write), backward(true_class_read_modify_write)}};
+       forward(TrueClass::read_modify_write), backward(true_class_read_modify_write)},
+      {"rows@softcap_padding",
+       "planted: softcapped, the last block's padding counts in the softmax (Liger at ead96b61)",
+       forward(TrueClass::once_in_fp32, Padding::softcapped), backward(softcap_padding)}};
   k.known_defects = {
       defect("per-row grad_output read as one value").in({"rows@grad_output_scalar"})
           .hunted_by("vs_reference").shows("dx")
@@ -169,7 +174,18 @@ const bool registered = register_builtin_spec([] {
           .when([](const Case& c) { return c.integer("rows") == 1 && c.integer("V") <= 2; })
           .because("e44a5fe8 (#1268) adds -(1 - label_smoothing) to softmax(x_y) as the loop "
                    "stored it in x's dtype: dx_y = p - 1 cancels as p -> 1 and keeps p's "
-                   "rounding (be1cdc17, #1329, folds it in fp32 before the one store)")};
+                   "rounding (be1cdc17, #1329, folds it in fp32 before the one store)"),
+      defect("softcapped padding counted in the softmax").in({"rows@softcap_padding"})
+          .hunted_by("vs_reference").shows("loss")
+          // One padded lane (V = 3 in a block of 4) at the small softcap: at 30 the padding's
+          // e^-30 is below fp32's resolution.
+          .when([](const Case& c) {
+            return c.integer("rows") == 1 && c.integer("V") == 3 && c.choice("softcap") == "3";
+          })
+          .because("the last block's lanes past V load -inf and are then softcapped whole: "
+                   "softcap tanh(-inf) = -softcap, a finite logit that adds exp(-softcap - m) "
+                   "to the softmax's normaliser (Liger-Kernel's head, ead96b61; "
+                   "bench/gpu/findings/liger_ce_softcap_padding.md)")};
   return k;
 }());
 }  // namespace

@@ -80,7 +80,7 @@ int ignored_percent(const Case& c) {
 bool reduces(const Case& c) { return c.choice("reduction") != "none"; }
 
 Rows liger_rows(const T& logits, const T& target, const Options& o, at::ScalarType loss_dtype,
-                TrueClass true_class, bool gradients) {
+                TrueClass true_class, bool gradients, Padding padding) {
   const at::ScalarType dtype = logits.scalar_type();
   const T X = in_accumulation_type(logits);  // a row is loaded and cast to fp32
   const bool fp32 = X.scalar_type() == at::kFloat;
@@ -103,13 +103,16 @@ Rows liger_rows(const T& logits, const T& target, const Options& o, at::ScalarTy
   }
   const double neg_eps = -k(k(o.label_smoothing) / k(static_cast<double>(V)));  // eps = ls / n_cols
 
-  // First pass: the online softmax over blocks (masked lanes hold -inf and add nothing).
+  // First pass: the online softmax over blocks (masked lanes hold -inf and add nothing;
+  // softcapped, the last block's padding holds softcap tanh(-inf) = -softcap).
   const int64_t block = std::min(kMaxFused, next_pow2(V));
   T m = at::full({rows}, -std::numeric_limits<double>::infinity(), X.options());
   T d = at::zeros({rows}, X.options()), scaled_x_sum = at::zeros({rows}, X.options());
   for (int64_t i = 0; i < V; i += block) {
-    const T Zb = Z.narrow(1, i, std::min(block, V - i));
+    T Zb = Z.narrow(1, i, std::min(block, V - i));
     if (o.label_smoothing > 0) scaled_x_sum = scaled_x_sum + (Zb * neg_eps).sum(1);
+    if (padding == Padding::softcapped && softcapping && Zb.size(1) < block)
+      Zb = at::cat({Zb, at::full({rows, block - Zb.size(1)}, -softcap, X.options())}, 1);
     const T m_new = at::maximum(m, Zb.amax(1));
     d = d * at::exp2((m - m_new) * log2e) + at::exp2((Zb - m_new.unsqueeze(1)) * log2e).sum(1);
     m = m_new;

@@ -50,6 +50,12 @@ enum class TrueClass {
   read_modify_write,  // e44a5fe8 (#1268): X[y] = X[y] (as stored, rounded) - (1 - ls)
 };
 
+// What the masked lanes past V in the last block hold in the online softmax.
+enum class Padding {
+  masked,      // -inf: they add nothing
+  softcapped,  // Liger at ead96b61: -inf loaded, then softcapped whole to -softcap, counted
+};
+
 struct Rows {
   at::Tensor loss_1d, z_loss_1d;  // [rows], in loss_dtype and the logits' dtype
   at::Tensor grad;                // [rows, V] as written over the logits, before grad_output
@@ -59,7 +65,8 @@ struct Rows {
 // The kernel over every row of `logits` [rows, V] with `target` [rows] (int64); `grad` only
 // when `gradients` (HAS_GRADIENTS: the logits require grad).
 Rows liger_rows(const at::Tensor& logits, const at::Tensor& target, const Options& o,
-                at::ScalarType loss_dtype, TrueClass true_class, bool gradients);
+                at::ScalarType loss_dtype, TrueClass true_class, bool gradients,
+                Padding padding = Padding::masked);
 
 // What LigerCrossEntropyFunction returns from loss_1d: the rows ('none') or their sum in
 // the loss's dtype (torch.sum: accumulated in fp32, rounded once).

@@ -171,9 +171,11 @@ INSTANTIATE_TEST_SUITE_P(
         // rows=2: V=2, or V=1 where only the z-loss has a gradient.
         Planted{"rows@grad_output_scalar", "cross_entropy/rows@grad_output_scalar/dx {reduction=none"},
         // rows=1, bf16 or fp16: V=2, or V=1 with smoothing, a softcap or the z-loss.
-        Planted{"rows@dxy_rmw", "cross_entropy/rows@dxy_rmw/dx"}),
+        Planted{"rows@dxy_rmw", "cross_entropy/rows@dxy_rmw/dx"},
+        // rows=1, V=3 (one padded lane), softcap=3.
+        Planted{"rows@softcap_padding", "cross_entropy/rows@softcap_padding/loss {softcap=3"}),
     [](const testing::TestParamInfo<Planted>& info) {
-      return info.param.impl == "rows@dxy_rmw" ? std::string("dxy_rmw") : std::string("grad_output_scalar");
+      return info.param.impl.substr(info.param.impl.find('@') + 1);
     });
 
 }  // namespace
