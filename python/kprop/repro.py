@@ -369,7 +369,7 @@ def write(path, impl=None, device="cuda"):
     lines.append("Case: " + json.dumps(case, sort_keys=True))
     lines.append('"""')
     lines += ["import base64", "import zlib", "", "import torch"]
-    lines += sorted(set(imports))
+    lines += sorted(set(imports) - {"import torch", "import base64", "import zlib"})
     lines += ["", f"DEVICE = {device!r}"]
     lines.append(_HELPERS)
     lines.append("# The call, as kprop's adapter makes it:")
