@@ -1,4 +1,4 @@
-"""Standalone reproducer (written, not yet run: the device budget had ended): Liger-Kernel's
+"""Standalone reproducer: Liger-Kernel's
 rope leaves heads of later sequences unrotated at sequence length 1 when q is contiguous as
 [batch, heads, 1, head_dim] (kprop finding, corpus/upstream/rope/, 2026-12-02).
 
@@ -39,7 +39,12 @@ def main():
     expected = (q.double() * cos.double()[:, None] + rotate_half(q.double()) * sin.double()[:, None])
     failed = False
     for name, layout in [("contiguous [B, H, 1, D]", lambda t: t.clone()),
-                         ("token-major, as HF's view", lambda t: t.transpose(1, 2).contiguous().transpose(1, 2))]:
+                         # Stored [B, S, H, D] and viewed [B, H, S, D], as HF's q_proj(x).view(...)
+                         # .transpose(1, 2) hands it (a .contiguous() of the transpose would be
+                         # a no-op at S = 1 and keep the head-major strides).
+                         ("token-major, as HF's view",
+                          lambda t: torch.empty(B, S, H if t.shape[1] == H else 1, D, device="cuda")
+                          .copy_(t.transpose(1, 2)).transpose(1, 2))]:
         q_rot, _ = LigerRopeFunction.apply(layout(q), layout(k), cos, sin)
         err = (q_rot.double() - expected).abs().amax(dim=(2, 3))       # per (sequence, head)
         bad = (err > 1e-5).nonzero().tolist()
