@@ -1,0 +1,241 @@
+// linear_attn: flash-linear-attention's linear attention with a carried state
+// (ops/linear_attn: chunk_linear_attn, fused_recurrent_linear_attn), over q, k [batch,
+// seq, heads, k_dim] and v [batch, seq, heads, v_dim], time-first as fla takes them. Per
+// head, a state S [k_dim, v_dim] starts at h0 (zero without one) and at each token t
+//   S <- S + k_t v_t^T,   o_t = S^T (scale q_t)
+// and the final state ht is the last S. With `normalize`, o_t is divided by
+// scale q_t . z_t + 1e-10, z_t the running sum of the keys (fla's normalize_with_z_state).
+// The reference is that recurrence, token by token, in float64: the chunked form is an
+// implementation to check, never the oracle.
+// `recurrent` emulates fused_recurrent (the state in fp32, one token at a time); `chunked`
+// emulates chunk (chunks of 64 tokens: the state carried in fp32 but handed to each
+// chunk's output stored in k's dtype, as chunk_fwd_h stores h). Their gradients are
+// autograd's of the emulated forward. The planted variant is a state fla had.
+#include <torch/csrc/autograd/autograd.h>
+
+#include <cmath>
+
+#include "harness/spec/kernel_spec.h"
+
+namespace kprop::linear_attn {
+namespace {
+using T = at::Tensor;
+using E = const Exact&;
+constexpr int64_t kChunk = 64;      // fla's BT for linear attention
+constexpr double kNormEps = 1e-10;  // normalize_with_z_state's
+enum Variant { correct, normalizer_detached };
+
+// fp32 (float64 for float64 cases), by a differentiable conversion: the emulations'
+// gradients are autograd's.
+T acc(const T& t) {
+  return t.defined() ? t.to(t.scalar_type() == at::kDouble ? at::kDouble : at::kFloat) : t;
+}
+
+// A Python float handed to a Triton kernel is an fp32 scalar there (float64 emulated as is).
+double as_kernel_holds(double x, const T& like) {
+  return like.scalar_type() == at::kDouble ? x : static_cast<double>(static_cast<float>(x));
+}
+
+double scale_of(const std::string& scale, int64_t k_dim) {
+  return scale == "default" ? 1.0 / std::sqrt(static_cast<double>(k_dim)) : std::stod(scale);
+}
+
+// o [batch, seq, heads, v_dim] divided by scale q_t . z_t + eps, z_t = k_0 + ... + k_t.
+// Variant normalizer_detached: the key sum is a constant to autograd, as fla's
+// chunk_global_cumsum was before #875 (a Triton call with no backward): dk misses the
+// normaliser's term.
+// The key sum is accumulated in fp32 and stored in k's dtype (chunk_global_cumsum); the
+// division in fp32, rounded to o's dtype.
+T normalized(const T& o, const T& q_scaled, const T& k, Variant v) {
+  T z = acc(k).cumsum(1).to(k.scalar_type());
+  if (v == normalizer_detached) z = z.detach();
+  return (acc(o) / ((acc(q_scaled) * acc(z)).sum(-1, true) + kNormEps)).to(o.scalar_type());
+}
+
+// The float64 oracle: the recurrence, token by token.
+NamedTensors reference(const OpArgs& a) {
+  const T q = a["q"], k = a["k"], v = a["v"];
+  const double scale = scale_of(a.text("scale"), q.size(3));
+  T S = a["h0"].defined() ? a["h0"] : at::zeros({q.size(0), q.size(2), q.size(3), v.size(3)}, q.options());
+  std::vector<T> o;
+  for (int64_t t = 0; t < q.size(1); ++t) {
+    S = S + k.select(1, t).unsqueeze(-1) * v.select(1, t).unsqueeze(-2);
+    o.push_back((q.select(1, t).unsqueeze(-1) * scale * S).sum(-2));
+  }
+  T out = at::stack(o, 1);
+  if (a.flag("normalize")) out = normalized(out, q * scale, k, correct);
+  return NamedTensors{{"o", out}, {"ht", a.flag("final_state") ? S : T()}};
+}
+
+// fused_recurrent: one token at a time, the state in fp32; o rounded to q's dtype, ht fp32.
+OpFunction recurrent(Variant v) {
+  return [v](const OpArgs& a) {
+    const at::ScalarType dtype = a["q"].scalar_type();
+    const T q = acc(a["q"]), k = acc(a["k"]), vv = acc(a["v"]);
+    const double scale = as_kernel_holds(scale_of(a.text("scale"), q.size(3)), q);
+    T S = a["h0"].defined() ? acc(a["h0"]) : at::zeros({q.size(0), q.size(2), q.size(3), vv.size(3)}, q.options());
+    std::vector<T> o;
+    for (int64_t t = 0; t < q.size(1); ++t) {
+      S = S + k.select(1, t).unsqueeze(-1) * vv.select(1, t).unsqueeze(-2);
+      o.push_back((q.select(1, t).unsqueeze(-1) * scale * S).sum(-2));
+    }
+    T out = at::stack(o, 1).to(dtype);
+    // normalize_with_z_state: in torch, on the kernel's o, in its dtype.
+    if (a.flag("normalize")) out = normalized(out, a["q"] * scale, a["k"], v);
+    return NamedTensors{{"o", out}, {"ht", a.flag("final_state") ? S : T()}};
+  };
+}
+
+// chunk: per chunk of 64 tokens, o = (scale q) h + tril(scale q k^T) v, h the state before
+// the chunk as stored in k's dtype; the state itself carried in fp32.
+OpFunction chunked(Variant v) {
+  return [v](const OpArgs& a) {
+    const at::ScalarType dtype = a["q"].scalar_type();
+    const T q = acc(a["q"]), k = acc(a["k"]), vv = acc(a["v"]);
+    const double scale = as_kernel_holds(scale_of(a.text("scale"), q.size(3)), q);
+    T S = a["h0"].defined() ? acc(a["h0"]) : at::zeros({q.size(0), q.size(2), q.size(3), vv.size(3)}, q.options());
+    std::vector<T> o;
+    for (int64_t c = 0; c < q.size(1); c += kChunk) {
+      const int64_t n = std::min(kChunk, q.size(1) - c);
+      // [batch, heads, n, dim]
+      const T qc = q.narrow(1, c, n).transpose(1, 2) * scale, kc = k.narrow(1, c, n).transpose(1, 2);
+      const T vc = vv.narrow(1, c, n).transpose(1, 2);
+      const T h = S.to(dtype).to(S.scalar_type());
+      const T causal = at::ones({n, n}, q.options()).tril();
+      o.push_back((qc.matmul(h) + (qc.matmul(kc.transpose(-1, -2)) * causal).matmul(vc)).transpose(1, 2));
+      S = S + kc.transpose(-1, -2).matmul(vc);
+    }
+    T out = at::cat(o, 1).to(dtype);
+    if (a.flag("normalize")) out = normalized(out, a["q"] * scale, a["k"], v);
+    return NamedTensors{{"o", out}, {"ht", a.flag("final_state") ? S : T()}};
+  };
+}
+
+// normalize divides by scale q . z: fla's tests draw q and k positive (|x| + 0.01), which
+// keeps the denominator away from zero. Without normalize the draws stay as they are.
+void positive_with_normalize(const Case& c, NamedTensors& in) {
+  if (!c.flag("normalize")) return;
+  for (const char* name : {"q", "k"}) in.set(name, in.get(name).abs() + 0.01);
+}
+
+// What the rounding errors are proportional to: the computation again on |inputs| and
+// |cotangents|, its division linearised (num / den0 + num0 den / den0^2, num0 and den0
+// constants), so that every term adds. Its outputs and autograd's gradients of them are
+// the sums of |terms| of each result.
+NamedTensors magnitudes(E e) {
+  at::AutoGradMode grad_mode(true);
+  const T q = e["q"].abs().requires_grad_(), k = e["k"].abs().requires_grad_();
+  const T v = e["v"].abs().requires_grad_();
+  const T h0 = e.or_zero("h0").abs().expand({q.size(0), q.size(2), q.size(3), v.size(3)})
+                   .clone().requires_grad_();
+  const double scale = scale_of(e.c.choice("scale"), q.size(3));
+  T S = h0;
+  std::vector<T> o;
+  for (int64_t t = 0; t < q.size(1); ++t) {
+    S = S + k.select(1, t).unsqueeze(-1) * v.select(1, t).unsqueeze(-2);
+    o.push_back((q.select(1, t).unsqueeze(-1) * scale * S).sum(-2));
+  }
+  T out = at::stack(o, 1);
+  if (e.c.flag("normalize")) {
+    const T den = (q * scale * k.cumsum(1)).sum(-1, true) + kNormEps;
+    const T den0 = den.detach(), num0 = out.detach();
+    out = out / den0 + num0 * den / (den0 * den0);
+  }
+  std::vector<T> ys{out}, cots{e["do"].abs()};
+  if (e.c.flag("final_state")) {
+    ys.push_back(S);
+    cots.push_back(e["dht"].abs());
+  }
+  const auto g = torch::autograd::grad(ys, {q, k, v, h0}, cots, /*retain_graph=*/false,
+                                       /*create_graph=*/false, /*allow_unused=*/true);
+  const auto grad = [](const T& t, const T& like) { return t.defined() ? t : at::zeros_like(like); };
+  return NamedTensors{{"o", out.detach()}, {"ht", S.detach()}, {"dq", grad(g[0], q)},
+                      {"dk", grad(g[1], k)}, {"dv", grad(g[2], v)}, {"dh0", grad(g[3], h0)}};
+}
+
+// Every result is a sum along the sequence of products over k_dim or v_dim (a state entry
+// sums seq + 1 terms; an output or gradient reads seq of them through a dot product of
+// k_dim or v_dim): at most (seq + 2) (k_dim + v_dim) roundings deep, and the normaliser's
+// key sum and division add a few. The bound grows linearly with seq: the recurrence is a
+// running sum.
+int64_t terms(const Case& c) {
+  return (c.integer("seq") + 2) * (c.integer("k_dim") + c.integer("v_dim")) + 16;
+}
+
+// Partials rounded to the dtype on the way: o as the kernel stores it, the chunk's state
+// handed on in k's dtype (o only); with normalize, the key sum and the quotient too, whose
+// gradients torch computes in the dtype.
+Bound summed(const std::string& result, int rounded_partials) {
+  return Bound::sum_of(terms, [result](E e) { return magnitudes(e).get(result); })
+      .partials_when([rounded_partials](const Case& c) {
+        return rounded_partials + (c.flag("normalize") ? 2 : 0);
+      });
+}
+
+const bool registered = register_builtin_spec([] {
+  KernelSpec k("linear_attn");
+  // Sequences one short of, on and one past fla's chunk of 64 tokens, and shorter ones.
+  k.params = {
+      extent("batch", "sequences, each of `seq` tokens", 64, {"max_batch", 2}).by_default(int64_t{1}),
+      extent("seq", "tokens per sequence", 4096, {"max_seq", 16})
+          .by_default(int64_t{4})
+          .drawn(std::vector<IntOption>{IntOption::just(20, 1), IntOption::up_to(60, 1, "max_seq"),
+                                        IntOption::any_of(20, around({kChunk, 2 * kChunk}))}),
+      extent("heads", "heads", 64, {"max_heads", 2}).by_default(int64_t{1}),
+      // fla's head dims, and sizes that are not powers of two.
+      param_spec("k_dim", ParamType::integer, "the key and query head size", int64_t{1})
+          .by_default(int64_t{4})
+          .within(1, 256)
+          .drawn(std::vector<IntOption>{IntOption::just(20, 1), IntOption::any_of(30, {60, 64, 100, 128}),
+                                        IntOption::up_to(50, 1, "max_k_dim")}),
+      param_spec("v_dim", ParamType::integer, "the value head size", int64_t{1})
+          .by_default(int64_t{4})
+          .within(1, 256)
+          .drawn(std::vector<IntOption>{IntOption::just(20, 1), IntOption::any_of(30, {60, 64, 100, 128}),
+                                        IntOption::up_to(50, 1, "max_v_dim")}),
+      choice_param("scale", "q's scale: fla's default k_dim^-0.5, or 1", {"default", "1"}, {70, 30}),
+      flag_param("normalize", "o divided by scale q . (the running key sum) + 1e-10")
+          .true_in_percent(40),
+      flag_param("initial_state", "an initial state h0 [batch, heads, k_dim, v_dim] (absent: 0)")
+          .true_in_percent(50),
+      flag_param("final_state", "the final state ht returned (output_final_state)")
+          .true_in_percent(50)};
+  k.limits = {{"max_k_dim", 8, 1, 256, "largest k_dim drawn uniformly"},
+              {"max_v_dim", 8, 1, 256, "largest v_dim drawn uniformly"}};
+  k.operator_params = {"scale", "normalize", "final_state"};
+  const std::vector<std::string> state{"batch", "heads", "k_dim", "v_dim"};
+  k.inputs = {{"q", {"batch", "seq", "heads", "k_dim"}},
+              {"k", {"batch", "seq", "heads", "k_dim"}},
+              {"v", {"batch", "seq", "heads", "v_dim"}},
+              TensorSpec("h0", state).when_flag("initial_state").neutral(0)};
+  k.outputs = {{"o", {"batch", "seq", "heads", "v_dim"}}, TensorSpec("ht", state).when_flag("final_state")};
+  k.relate_inputs = positive_with_normalize;
+  k.reference = reference;
+  k.reference_about = "float64 recurrence, token by token (oracle)";
+  // o stored in q's dtype, the chunk's state in k's (a partial); ht and the gradients.
+  k.bounds = {{"o", summed("o", 2)}, {"ht", summed("ht", 1)}, {"dq", summed("dq", 1)},
+              {"dk", summed("dk", 1)}, {"dv", summed("dv", 1)}, {"dh0", summed("dh0", 1)}};
+  // Sums over the sequence and the head sizes in an order the algorithm picks.
+  k.reordered_by_layout = {"o", "ht", "dq", "dk", "dv", "dh0"};
+  k.implementations = {
+      {"chunked", "chunk_linear_attn: chunks of 64 tokens, the state handed on in k's dtype",
+       chunked(correct)},
+      {"recurrent", "fused_recurrent_linear_attn: one token at a time, the state in fp32",
+       recurrent(correct)},
+      {"chunked@normalizer_detached",
+       "planted (fla 794f183c, before #875): the normaliser's key sum has no gradient",
+       chunked(normalizer_detached)}};
+  k.known_defects = {
+      defect("normaliser's key sum without a gradient").in({"chunked@normalizer_detached"})
+          .hunted_by("vs_reference").shows("dk")
+          .when([](const Case& c) {
+            return c.flag("normalize") && c.integer("batch") == 1 && c.integer("heads") == 1 &&
+                   c.integer("seq") <= 2 && c.integer("k_dim") == 1 && c.integer("v_dim") == 1;
+          })
+          .because("normalize_with_z_state summed the keys with chunk_global_cumsum, a Triton "
+                   "call outside autograd: k reached the output through the numerator only, "
+                   "so dk missed the denominator's term (fla #875, 4b02d15d fixes 794f183c)")};
+  return k;
+}());
+}  // namespace
+}  // namespace kprop::linear_attn
