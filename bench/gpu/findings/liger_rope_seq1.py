@@ -7,7 +7,8 @@ seq = 1 that view already counts as contiguous (a size-1 dimension's stride is i
 so nothing is copied, and the kernel takes its per-token row stride as q.stride(1): the
 stride of the size-1 dimension, head_dim, not heads * head_dim. The program of token
 (b, 0) then starts at b * head_dim. The same values stored token-major, as Hugging Face's
-projection view hands them, come out right: the script checks both.
+projection view hands them, come out right: the script checks both (run at Liger's head
+ead96b61 on an H200, 2026-12-03: the first fails, the second passes).
 
     LIGER_SRC=~/src/Liger-Kernel python3 liger_rope_seq1.py
 """
