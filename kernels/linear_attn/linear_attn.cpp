@@ -4,7 +4,8 @@
 // head, a state S [k_dim, v_dim] starts at h0 (zero without one) and at each token t
 //   S <- S + k_t v_t^T,   o_t = S^T (scale q_t)
 // and the final state ht is the last S. With `normalize`, o_t is divided by
-// scale q_t . z_t + 1e-10, z_t the running sum of the keys (fla's normalize_with_z_state).
+// scale q_t . z_t + 1e-10, z_t = z0 + k_0 + ... + k_t the running sum of the keys, a second
+// state (fla's normalize_with_z_state: z0 is the initial state's z_state, zt the final's).
 // The reference is that recurrence, token by token, in float64: the chunked form is an
 // implementation to check, never the oracle.
 // `recurrent` emulates fused_recurrent (the state in fp32, one token at a time); `chunked`
@@ -16,6 +17,7 @@
 #include <cmath>
 
 #include "harness/spec/kernel_spec.h"
+#include "harness/spec/token_sequences.h"
 
 namespace kprop::linear_attn {
 namespace {
@@ -23,7 +25,7 @@ using T = at::Tensor;
 using E = const Exact&;
 constexpr int64_t kChunk = 64;      // fla's BT for linear attention
 constexpr double kNormEps = 1e-10;  // normalize_with_z_state's
-enum Variant { correct, normalizer_detached };
+enum Variant { correct, normalizer_detached, final_state_detached };
 
 // fp32 (float64 for float64 cases), by a differentiable conversion: the emulations'
 // gradients are autograd's.
@@ -46,10 +48,20 @@ double scale_of(const std::string& scale, int64_t k_dim) {
 // normaliser's term.
 // The key sum is accumulated in fp32 and stored in k's dtype (chunk_global_cumsum); the
 // division in fp32, rounded to o's dtype.
-T normalized(const T& o, const T& q_scaled, const T& k, Variant v) {
-  T z = acc(k).cumsum(1).to(k.scalar_type());
-  if (v == normalizer_detached) z = z.detach();
-  return (acc(o) / ((acc(q_scaled) * acc(z)).sum(-1, true) + kNormEps)).to(o.scalar_type());
+T key_sums(const T& k, const T& z0) {
+  T z = acc(k).cumsum(1);
+  if (z0.defined()) z = z + acc(z0).unsqueeze(1);
+  return z.to(k.scalar_type());
+}
+
+T normalized(const T& o, const T& q_scaled, const T& z, Variant v) {
+  const T zz = v == normalizer_detached ? z.detach() : z;
+  return (acc(o) / ((acc(q_scaled) * acc(zz)).sum(-1, true) + kNormEps)).to(o.scalar_type());
+}
+
+// The final key sum, where the case returns it.
+T final_key_sum(const OpArgs& a, const T& z) {
+  return a.flag("normalize") && a.flag("final_state") ? z.select(1, z.size(1) - 1) : T();
 }
 
 // The float64 oracle: the recurrence, token by token.
@@ -62,9 +74,12 @@ NamedTensors reference(const OpArgs& a) {
     S = S + k.select(1, t).unsqueeze(-1) * v.select(1, t).unsqueeze(-2);
     o.push_back((q.select(1, t).unsqueeze(-1) * scale * S).sum(-2));
   }
-  T out = at::stack(o, 1);
-  if (a.flag("normalize")) out = normalized(out, q * scale, k, correct);
-  return NamedTensors{{"o", out}, {"ht", a.flag("final_state") ? S : T()}};
+  T out = at::stack(o, 1), z;
+  if (a.flag("normalize")) {
+    z = a["z0"].defined() ? k.cumsum(1) + a["z0"].unsqueeze(1) : k.cumsum(1);
+    out = out / ((q * scale * z).sum(-1, true) + kNormEps);
+  }
+  return NamedTensors{{"o", out}, {"ht", a.flag("final_state") ? S : T()}, {"zt", final_key_sum(a, z)}};
 }
 
 // fused_recurrent: one token at a time, the state in fp32; o rounded to q's dtype, ht fp32.
@@ -79,10 +94,16 @@ OpFunction recurrent(Variant v) {
       S = S + k.select(1, t).unsqueeze(-1) * vv.select(1, t).unsqueeze(-2);
       o.push_back((q.select(1, t).unsqueeze(-1) * scale * S).sum(-2));
     }
-    T out = at::stack(o, 1).to(dtype);
+    T out = at::stack(o, 1).to(dtype), z;
     // normalize_with_z_state: in torch, on the kernel's o, in its dtype.
-    if (a.flag("normalize")) out = normalized(out, a["q"] * scale, a["k"], v);
-    return NamedTensors{{"o", out}, {"ht", a.flag("final_state") ? S : T()}};
+    if (a.flag("normalize")) {
+      z = key_sums(a["k"], a["z0"]);
+      out = normalized(out, a["q"] * scale, z, v);
+    }
+    // Variant final_state_detached: ht returned without its gradient path, so that dht
+    // reaches nothing (a backward that drops the final state's cotangent).
+    const T ht = v == final_state_detached ? S.detach() : S;
+    return NamedTensors{{"o", out}, {"ht", a.flag("final_state") ? ht : T()}, {"zt", final_key_sum(a, z)}};
   };
 }
 
@@ -105,9 +126,12 @@ OpFunction chunked(Variant v) {
       o.push_back((qc.matmul(h) + (qc.matmul(kc.transpose(-1, -2)) * causal).matmul(vc)).transpose(1, 2));
       S = S + kc.transpose(-1, -2).matmul(vc);
     }
-    T out = at::cat(o, 1).to(dtype);
-    if (a.flag("normalize")) out = normalized(out, a["q"] * scale, a["k"], v);
-    return NamedTensors{{"o", out}, {"ht", a.flag("final_state") ? S : T()}};
+    T out = at::cat(o, 1).to(dtype), z;
+    if (a.flag("normalize")) {
+      z = key_sums(a["k"], a["z0"]);
+      out = normalized(out, a["q"] * scale, z, v);
+    }
+    return NamedTensors{{"o", out}, {"ht", a.flag("final_state") ? S : T()}, {"zt", final_key_sum(a, z)}};
   };
 }
 
@@ -115,7 +139,8 @@ OpFunction chunked(Variant v) {
 // keeps the denominator away from zero. Without normalize the draws stay as they are.
 void positive_with_normalize(const Case& c, NamedTensors& in) {
   if (!c.flag("normalize")) return;
-  for (const char* name : {"q", "k"}) in.set(name, in.get(name).abs() + 0.01);
+  for (const char* name : {"q", "k", "z0"})
+    if (in.has(name)) in.set(name, in.get(name).abs() + 0.01);
 }
 
 // What the rounding errors are proportional to: the computation again on |inputs| and
@@ -136,21 +161,29 @@ NamedTensors magnitudes(E e) {
     o.push_back((q.select(1, t).unsqueeze(-1) * scale * S).sum(-2));
   }
   T out = at::stack(o, 1);
+  const T z0 = e.or_zero("z0").abs().expand({q.size(0), q.size(2), q.size(3)}).clone().requires_grad_();
+  const T z = k.cumsum(1) + z0.unsqueeze(1);
   if (e.c.flag("normalize")) {
-    const T den = (q * scale * k.cumsum(1)).sum(-1, true) + kNormEps;
+    const T den = (q * scale * z).sum(-1, true) + kNormEps;
     const T den0 = den.detach(), num0 = out.detach();
     out = out / den0 + num0 * den / (den0 * den0);
   }
   std::vector<T> ys{out}, cots{e["do"].abs()};
+  const T zt = z.select(1, z.size(1) - 1);
   if (e.c.flag("final_state")) {
     ys.push_back(S);
     cots.push_back(e["dht"].abs());
+    if (e.c.flag("normalize")) {
+      ys.push_back(zt);
+      cots.push_back(e["dzt"].abs());
+    }
   }
-  const auto g = torch::autograd::grad(ys, {q, k, v, h0}, cots, /*retain_graph=*/false,
+  const auto g = torch::autograd::grad(ys, {q, k, v, h0, z0}, cots, /*retain_graph=*/false,
                                        /*create_graph=*/false, /*allow_unused=*/true);
   const auto grad = [](const T& t, const T& like) { return t.defined() ? t : at::zeros_like(like); };
-  return NamedTensors{{"o", out.detach()}, {"ht", S.detach()}, {"dq", grad(g[0], q)},
-                      {"dk", grad(g[1], k)}, {"dv", grad(g[2], v)}, {"dh0", grad(g[3], h0)}};
+  return NamedTensors{{"o", out.detach()}, {"ht", S.detach()}, {"zt", zt.detach()},
+                      {"dq", grad(g[0], q)}, {"dk", grad(g[1], k)}, {"dv", grad(g[2], v)},
+                      {"dh0", grad(g[3], h0)}, {"dz0", grad(g[4], z0)}};
 }
 
 // Every result is a sum along the sequence of products over k_dim or v_dim (a state entry
@@ -199,24 +232,45 @@ const bool registered = register_builtin_spec([] {
       flag_param("initial_state", "an initial state h0 [batch, heads, k_dim, v_dim] (absent: 0)")
           .true_in_percent(50),
       flag_param("final_state", "the final state ht returned (output_final_state)")
-          .true_in_percent(50)};
+          .true_in_percent(50),
+      // `chunked` cuts each sequence after `split` tokens (at most seq - 1): a cut inside
+      // fla's chunk, on its edge, and one past.
+      param_spec("split", ParamType::integer, "tokens in the first call when `chunked` cuts",
+                 int64_t{1})
+          .within(1, 4096)
+          .drawn(std::vector<IntOption>{IntOption::just(30, 1), IntOption::up_to(50, 1, "max_seq"),
+                                        IntOption::any_of(20, around({kChunk}))})};
   k.limits = {{"max_k_dim", 8, 1, 256, "largest k_dim drawn uniformly"},
               {"max_v_dim", 8, 1, 256, "largest v_dim drawn uniformly"}};
   k.operator_params = {"scale", "normalize", "final_state"};
   const std::vector<std::string> state{"batch", "heads", "k_dim", "v_dim"};
+  const std::vector<std::string> key_sum{"batch", "heads", "k_dim"};
+  const auto normalized_state = [](const std::string& flag) {
+    return [flag](const Case& c) { return c.flag(flag) && c.flag("normalize"); };
+  };
   k.inputs = {{"q", {"batch", "seq", "heads", "k_dim"}},
               {"k", {"batch", "seq", "heads", "k_dim"}},
               {"v", {"batch", "seq", "heads", "v_dim"}},
-              TensorSpec("h0", state).when_flag("initial_state").neutral(0)};
-  k.outputs = {{"o", {"batch", "seq", "heads", "v_dim"}}, TensorSpec("ht", state).when_flag("final_state")};
+              TensorSpec("h0", state).when_flag("initial_state").neutral(0),
+              TensorSpec("z0", key_sum).when(normalized_state("initial_state"))};
+  k.outputs = {{"o", {"batch", "seq", "heads", "v_dim"}},
+               TensorSpec("ht", state).when_flag("final_state"),
+               TensorSpec("zt", key_sum).when(normalized_state("final_state"))};
   k.relate_inputs = positive_with_normalize;
+  // Whole versus chunked with the state handed on, and each sequence in a call of its own.
+  k.properties.push_back("chunked");
+  k.properties.push_back("packed");
+  k.sequences = token_sequences(k, {"batch", "seq", {{"h0", "ht"}, {"z0", "zt"}}, "initial_state",
+                                    "final_state", "split"})
+                    .release();  // lives as long as the registered kernel: the program
   k.reference = reference;
   k.reference_about = "float64 recurrence, token by token (oracle)";
   // o stored in q's dtype, the chunk's state in k's (a partial); ht and the gradients.
-  k.bounds = {{"o", summed("o", 2)}, {"ht", summed("ht", 1)}, {"dq", summed("dq", 1)},
-              {"dk", summed("dk", 1)}, {"dv", summed("dv", 1)}, {"dh0", summed("dh0", 1)}};
+  k.bounds = {{"o", summed("o", 2)}, {"ht", summed("ht", 1)}, {"zt", summed("zt", 1)},
+              {"dq", summed("dq", 1)}, {"dk", summed("dk", 1)}, {"dv", summed("dv", 1)},
+              {"dh0", summed("dh0", 1)}, {"dz0", summed("dz0", 1)}};
   // Sums over the sequence and the head sizes in an order the algorithm picks.
-  k.reordered_by_layout = {"o", "ht", "dq", "dk", "dv", "dh0"};
+  k.reordered_by_layout = {"o", "ht", "zt", "dq", "dk", "dv", "dh0", "dz0"};
   k.implementations = {
       {"chunked", "chunk_linear_attn: chunks of 64 tokens, the state handed on in k's dtype",
        chunked(correct)},
@@ -224,7 +278,10 @@ const bool registered = register_builtin_spec([] {
        recurrent(correct)},
       {"chunked@normalizer_detached",
        "planted (fla 794f183c, before #875): the normaliser's key sum has no gradient",
-       chunked(normalizer_detached)}};
+       chunked(normalizer_detached)},
+      {"recurrent@final_state_detached",
+       "planted: the backward drops the final state's cotangent dht",
+       recurrent(final_state_detached)}};
   k.known_defects = {
       defect("normaliser's key sum without a gradient").in({"chunked@normalizer_detached"})
           .hunted_by("vs_reference").shows("dk")
@@ -234,7 +291,19 @@ const bool registered = register_builtin_spec([] {
           })
           .because("normalize_with_z_state summed the keys with chunk_global_cumsum, a Triton "
                    "call outside autograd: k reached the output through the numerator only, "
-                   "so dk missed the denominator's term (fla #875, 4b02d15d fixes 794f183c)")};
+                   "so dk missed the denominator's term (fla #875, 4b02d15d fixes 794f183c)"),
+      defect("final state's cotangent dropped").in({"recurrent@final_state_detached"})
+          .hunted_by("chunked").shows("dk")
+          // Found where a cut hands the state on; shrunk to one token whose ht takes a
+          // random cotangent (each property also holds its calls to the reference).
+          .when([](const Case& c) {
+            return c.integer("seq") == 1 && c.flag("final_state") && c.integer("batch") == 1 &&
+                   c.integer("heads") == 1 && c.integer("k_dim") == 1 && c.integer("v_dim") == 1;
+          })
+          .first_found_by_kprop()
+          .because("the gradient of the handed-on state is the next call's dh0: a backward "
+                   "that ignores dht leaves the earlier tokens' dk and dv without it, which "
+                   "a suite whose loss reads only o never sees")};
   return k;
 }());
 }  // namespace

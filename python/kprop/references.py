@@ -146,21 +146,24 @@ def causal_conv1d(x, weight, bias, initial_state, cu_seqlens, activation, num_co
     return y, torch.stack(finals)
 
 
-def linear_attn(q, k, v, h0, scale, normalize, final_state):
+def linear_attn(q, k, v, h0, z0, scale, normalize, final_state):
     """Per head, the state S starts at h0 (zeros without one); at each token
     S += k_t v_t^T and o_t = S^T (scale q_t), scale k_dim^-0.5 by default; with normalize,
-    o_t / (scale q_t . (k_0 + ... + k_t) + 1e-10). ht is the last S."""
-    q, k, v, h0 = map(_f64, (q, k, v, h0))
+    o_t / (scale q_t . z_t + 1e-10), z_t = z0 + k_0 + ... + k_t. ht is the last S, zt the
+    last z (with normalize)."""
+    q, k, v, h0, z0 = map(_f64, (q, k, v, h0, z0))
     s = k.shape[-1] ** -0.5 if scale == "default" else float(scale)
     S = h0 if h0 is not None else q.new_zeros(q.shape[0], q.shape[2], q.shape[3], v.shape[3])
     o = []
     for t in range(q.shape[1]):
         S = S + k[:, t, :, :, None] * v[:, t, :, None, :]
         o.append((s * q[:, t, :, :, None] * S).sum(-2))
-    o = torch.stack(o, 1)
+    o, zt = torch.stack(o, 1), None
     if normalize:
-        o = o / ((s * q * k.cumsum(1)).sum(-1, keepdim=True) + 1e-10)
-    return o, (S if final_state else None)
+        z = k.cumsum(1) + (0 if z0 is None else z0[:, None])
+        o = o / ((s * q * z).sum(-1, keepdim=True) + 1e-10)
+        zt = z[:, -1] if final_state else None
+    return o, (S if final_state else None), zt
 
 
 REFERENCES = {f.__name__: f for f in (rms_norm, layer_norm, gated_norm, swiglu, geglu,
