@@ -1,5 +1,7 @@
 """kprop adapter: flash-linear-attention's Triton causal_conv1d, as `fla::causal_conv1d`,
-and its gated norm (modules/fused_norm_gate.py), as `fla::gated_norm`.
+its gated norm (modules/fused_norm_gate.py), as `fla::gated_norm`, and its linear
+attention (ops/linear_attn) as `fla::linear_attn` (chunk) and `fla_recurrent::linear_attn`
+(fused_recurrent; these two not yet run on the GPU).
 
 Registration and argument mapping only; the kernel is imported from your own checkout of
 https://github.com/fla-org/flash-linear-attention, named by FLA_SRC (the folder holding
@@ -76,3 +78,56 @@ def _gated_norm(x, g, w, b, residual, norm, activation, prenorm):
 
 kprop.implementation("gated_norm", "fla", _gated_norm,
                      dtypes=["float32", "bfloat16", "float16"], devices=["cuda"])
+
+
+def _linear_attn_state(h0, z0, normalize):
+    """kprop's (h0, z0) as fla takes its initial state: with normalize the tuple
+    (kv_state [N, H, K, V], z_state [N, 1, H, K])."""
+    if not normalize or h0 is None:
+        return h0
+    return (h0, None if z0 is None else z0.unsqueeze(1))
+
+
+def _linear_attn_results(o, state, normalize, final_state):
+    """fla's (o, state) as kprop's {o, ht, zt}: with normalize, fla always returns the
+    tuple (ht or None, z_state [N, 1, H, K])."""
+    if not final_state:
+        return {"o": o}
+    if normalize:
+        return {"o": o, "ht": state[0], "zt": state[1].squeeze(1)}
+    return {"o": o, "ht": state}
+
+
+def _scale(scale):
+    return None if scale == "default" else float(scale)
+
+
+def _chunk_linear_attn(q, k, v, h0, z0, scale, normalize, final_state):
+    """fla.ops.linear_attn.chunk_linear_attn (chunks of 64 tokens)."""
+    from fla.ops.linear_attn import chunk_linear_attn
+    o, state = chunk_linear_attn(q, k, v, scale=_scale(scale),
+                                 initial_state=_linear_attn_state(h0, z0, normalize),
+                                 output_final_state=final_state, normalize=normalize)
+    return _linear_attn_results(o, state, normalize, final_state)
+
+
+def _fused_recurrent_linear_attn(q, k, v, h0, z0, scale, normalize, final_state):
+    """fla.ops.linear_attn.fused_recurrent_linear_attn (one token at a time)."""
+    from fla.ops.linear_attn import fused_recurrent_linear_attn
+    o, state = fused_recurrent_linear_attn(q, k, v, scale=_scale(scale),
+                                           initial_state=_linear_attn_state(h0, z0, normalize),
+                                           output_final_state=final_state, normalize=normalize)
+    return _linear_attn_results(o, state, normalize, final_state)
+
+
+# Linear attention (issue 22): written 2026-12-03 from fla's signatures at bc3b101d, not
+# yet run on the GPU. A checkout without fla.ops.linear_attn registers neither.
+try:
+    import fla.ops.linear_attn  # noqa: E402, F401
+except ImportError as e:  # an older or partial checkout
+    print(f"kprop_fla: linear_attn not registered: {e}", file=sys.stderr)
+else:
+    kprop.implementation("linear_attn", "fla", _chunk_linear_attn,
+                         dtypes=["float32", "bfloat16", "float16"], devices=["cuda"])
+    kprop.implementation("linear_attn", "fla_recurrent", _fused_recurrent_linear_attn,
+                         dtypes=["float32", "bfloat16", "float16"], devices=["cuda"])
