@@ -82,8 +82,8 @@ kprop.implementation("gated_norm", "fla", _gated_norm,
 
 def _linear_attn_state(h0, z0, normalize):
     """kprop's (h0, z0) as fla takes its initial state: with normalize the tuple
-    (kv_state [N, H, K, V], z_state [N, 1, H, K])."""
-    if not normalize or h0 is None:
+    (kv_state [N, H, K, V] or None, z_state [N, 1, H, K] or None), whichever is given."""
+    if not normalize or (h0 is None and z0 is None):
         return h0
     return (h0, None if z0 is None else z0.unsqueeze(1))
 

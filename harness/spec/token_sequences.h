@@ -29,7 +29,9 @@ struct TokenSequences {
   std::string split;                          // integer parameter: the first call's tokens
 };
 
-// The family of `spec` (its inputs and outputs as declared); the spec must outlive it.
+// The family of `spec`'s inputs and outputs as declared (their names and dimensions are
+// copied). `packed` here runs each batch row alone; sequences packed by cu_seqlens are not
+// declared yet.
 std::unique_ptr<SequenceFamily> token_sequences(const KernelSpec& spec, TokenSequences s);
 
 }  // namespace kprop

@@ -42,21 +42,28 @@ double scale_of(const std::string& scale, int64_t k_dim) {
   return scale == "default" ? 1.0 / std::sqrt(static_cast<double>(k_dim)) : std::stod(scale);
 }
 
-// o [batch, seq, heads, v_dim] divided by scale q_t . z_t + eps, z_t = k_0 + ... + k_t.
-// Variant normalizer_detached: the key sum is a constant to autograd, as fla's
-// chunk_global_cumsum was before #875 (a Triton call with no backward): dk misses the
-// normaliser's term.
-// The key sum is accumulated in fp32 and stored in k's dtype (chunk_global_cumsum); the
-// division in fp32, rounded to o's dtype.
+// An op torch runs in the tensors' dtype: computed in fp32, rounded to `dtype`.
+T in_dtype(const T& fp32_result, at::ScalarType dtype) { return fp32_result.to(dtype); }
+
+// z_t = z0 + k_0 + ... + k_t: the keys summed in fp32 and stored in k's dtype
+// (chunk_global_cumsum), z0 added after, in torch, in the dtype.
 T key_sums(const T& k, const T& z0) {
-  T z = acc(k).cumsum(1);
-  if (z0.defined()) z = z + acc(z0).unsqueeze(1);
-  return z.to(k.scalar_type());
+  const at::ScalarType dtype = k.scalar_type();
+  T z = in_dtype(acc(k).cumsum(1), dtype);
+  if (z0.defined()) z = in_dtype(acc(z) + acc(z0).unsqueeze(1), dtype);
+  return z;
 }
 
+// o [batch, seq, heads, v_dim] divided by scale q_t . z_t + eps, as fla's
+// StatefulNormalizeFunction computes it in torch: each op in the dtype. Variant
+// normalizer_detached: the key sum is a constant to autograd, as fla's chunk_global_cumsum
+// was before #875 (a Triton call with no backward): dk misses the normaliser's term.
 T normalized(const T& o, const T& q_scaled, const T& z, Variant v) {
+  const at::ScalarType dtype = o.scalar_type();
   const T zz = v == normalizer_detached ? z.detach() : z;
-  return (acc(o) / ((acc(q_scaled) * acc(zz)).sum(-1, true) + kNormEps)).to(o.scalar_type());
+  const T products = in_dtype(acc(q_scaled) * acc(zz), dtype);
+  const T den = in_dtype(acc(in_dtype(acc(products).sum(-1, true), dtype)) + kNormEps, dtype);
+  return in_dtype(acc(o) / acc(den), dtype);
 }
 
 // The final key sum, where the case returns it.
@@ -98,7 +105,7 @@ OpFunction recurrent(Variant v) {
     // normalize_with_z_state: in torch, on the kernel's o, in its dtype.
     if (a.flag("normalize")) {
       z = key_sums(a["k"], a["z0"]);
-      out = normalized(out, a["q"] * scale, z, v);
+      out = normalized(out, in_dtype(acc(a["q"]) * scale, dtype), z, v);
     }
     // Variant final_state_detached: ht returned without its gradient path, so that dht
     // reaches nothing (a backward that drops the final state's cotangent).
@@ -123,13 +130,16 @@ OpFunction chunked(Variant v) {
       const T vc = vv.narrow(1, c, n).transpose(1, 2);
       const T h = S.to(dtype).to(S.scalar_type());
       const T causal = at::ones({n, n}, q.options()).tril();
-      o.push_back((qc.matmul(h) + (qc.matmul(kc.transpose(-1, -2)) * causal).matmul(vc)).transpose(1, 2));
+      // The chunk's attention A = tril(scale q k^T) is stored in v's dtype before A v
+      // (chunk_fwd_o).
+      const T A = (qc.matmul(kc.transpose(-1, -2)) * causal).to(dtype).to(q.scalar_type());
+      o.push_back((qc.matmul(h) + A.matmul(vc)).transpose(1, 2));
       S = S + kc.transpose(-1, -2).matmul(vc);
     }
     T out = at::cat(o, 1).to(dtype), z;
     if (a.flag("normalize")) {
       z = key_sums(a["k"], a["z0"]);
-      out = normalized(out, a["q"] * scale, z, v);
+      out = normalized(out, in_dtype(acc(a["q"]) * scale, dtype), z, v);
     }
     return NamedTensors{{"o", out}, {"ht", a.flag("final_state") ? S : T()}, {"zt", final_key_sum(a, z)}};
   };
@@ -195,13 +205,14 @@ int64_t terms(const Case& c) {
   return (c.integer("seq") + 2) * (c.integer("k_dim") + c.integer("v_dim")) + 16;
 }
 
-// Partials rounded to the dtype on the way: o as the kernel stores it, the chunk's state
-// handed on in k's dtype (o only); with normalize, the key sum and the quotient too, whose
-// gradients torch computes in the dtype.
-Bound summed(const std::string& result, int rounded_partials) {
+// Partials rounded to the dtype on the way: for o, the chunk's attention and the state
+// handed on (both stored in the dtype) and o as stored; with normalize, the key sum, the
+// products, their sum and the quotient (torch, in the dtype), whose gradients torch
+// computes in the dtype too. ht is the fp32 state itself.
+Bound summed(const std::string& result, int rounded_partials, int with_normalize) {
   return Bound::sum_of(terms, [result](E e) { return magnitudes(e).get(result); })
-      .partials_when([rounded_partials](const Case& c) {
-        return rounded_partials + (c.flag("normalize") ? 2 : 0);
+      .partials_when([rounded_partials, with_normalize](const Case& c) {
+        return rounded_partials + (c.flag("normalize") ? with_normalize : 0);
       });
 }
 
@@ -266,9 +277,9 @@ const bool registered = register_builtin_spec([] {
   k.reference = reference;
   k.reference_about = "float64 recurrence, token by token (oracle)";
   // o stored in q's dtype, the chunk's state in k's (a partial); ht and the gradients.
-  k.bounds = {{"o", summed("o", 2)}, {"ht", summed("ht", 1)}, {"zt", summed("zt", 1)},
-              {"dq", summed("dq", 1)}, {"dk", summed("dk", 1)}, {"dv", summed("dv", 1)},
-              {"dh0", summed("dh0", 1)}, {"dz0", summed("dz0", 1)}};
+  k.bounds = {{"o", summed("o", 3, 4)}, {"ht", summed("ht", 0, 0)}, {"zt", summed("zt", 2, 0)},
+              {"dq", summed("dq", 1, 3)}, {"dk", summed("dk", 1, 3)}, {"dv", summed("dv", 1, 3)},
+              {"dh0", summed("dh0", 1, 3)}, {"dz0", summed("dz0", 1, 3)}};
   // Sums over the sequence and the head sizes in an order the algorithm picks.
   k.reordered_by_layout = {"o", "ht", "zt", "dq", "dk", "dv", "dh0", "dz0"};
   k.implementations = {
