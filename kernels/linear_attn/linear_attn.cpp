@@ -15,6 +15,7 @@
 #include <torch/csrc/autograd/autograd.h>
 
 #include <cmath>
+#include <utility>
 
 #include "harness/spec/kernel_spec.h"
 #include "harness/spec/token_sequences.h"
@@ -71,17 +72,40 @@ T final_key_sum(const OpArgs& a, const T& z) {
   return a.flag("normalize") && a.flag("final_state") ? z.select(1, z.size(1) - 1) : T();
 }
 
-// The float64 oracle: the recurrence, token by token.
-NamedTensors reference(const OpArgs& a) {
-  const T q = a["q"], k = a["k"], v = a["v"];
-  const double scale = scale_of(a.text("scale"), q.size(3));
-  T S = a["h0"].defined() ? a["h0"] : at::zeros({q.size(0), q.size(2), q.size(3), v.size(3)}, q.options());
+// The state a call starts from: h0, or zeros [batch, heads, k_dim, v_dim] like q.
+T initial(const T& h0, const T& q, const T& v) {
+  return h0.defined() ? h0 : at::zeros({q.size(0), q.size(2), q.size(3), v.size(3)}, q.options());
+}
+
+// The recurrence token by token from state S: S += k_t v_t^T, o_t = S^T (scale q_t).
+// Returns o [batch, seq, heads, v_dim] and the last S.
+std::pair<T, T> recurrence(const T& q, const T& k, const T& v, T S, double scale) {
   std::vector<T> o;
   for (int64_t t = 0; t < q.size(1); ++t) {
     S = S + k.select(1, t).unsqueeze(-1) * v.select(1, t).unsqueeze(-2);
     o.push_back((q.select(1, t).unsqueeze(-1) * scale * S).sum(-2));
   }
-  T out = at::stack(o, 1), z;
+  return {at::stack(o, 1), S};
+}
+
+// An emulation's results from its fp32 o and final state: o rounded to q's dtype, then
+// normalize_with_z_state in torch, in the dtype; ht in fp32.
+NamedTensors emulated(const OpArgs& a, const T& o_fp32, const T& ht, double scale, Variant v) {
+  const at::ScalarType dtype = a["q"].scalar_type();
+  T out = o_fp32.to(dtype), z;
+  if (a.flag("normalize")) {
+    z = key_sums(a["k"], a["z0"]);
+    out = normalized(out, in_dtype(acc(a["q"]) * scale, dtype), z, v);
+  }
+  return NamedTensors{{"o", out}, {"ht", a.flag("final_state") ? ht : T()}, {"zt", final_key_sum(a, z)}};
+}
+
+// The float64 oracle: the recurrence, token by token.
+NamedTensors reference(const OpArgs& a) {
+  const T q = a["q"], k = a["k"], v = a["v"];
+  const double scale = scale_of(a.text("scale"), q.size(3));
+  auto [out, S] = recurrence(q, k, v, initial(a["h0"], q, v), scale);
+  T z;
   if (a.flag("normalize")) {
     z = a["z0"].defined() ? k.cumsum(1) + a["z0"].unsqueeze(1) : k.cumsum(1);
     out = out / ((q * scale * z).sum(-1, true) + kNormEps);
@@ -89,28 +113,15 @@ NamedTensors reference(const OpArgs& a) {
   return NamedTensors{{"o", out}, {"ht", a.flag("final_state") ? S : T()}, {"zt", final_key_sum(a, z)}};
 }
 
-// fused_recurrent: one token at a time, the state in fp32; o rounded to q's dtype, ht fp32.
+// fused_recurrent: one token at a time, the state in fp32.
 OpFunction recurrent(Variant v) {
   return [v](const OpArgs& a) {
-    const at::ScalarType dtype = a["q"].scalar_type();
     const T q = acc(a["q"]), k = acc(a["k"]), vv = acc(a["v"]);
     const double scale = as_kernel_holds(scale_of(a.text("scale"), q.size(3)), q);
-    T S = a["h0"].defined() ? acc(a["h0"]) : at::zeros({q.size(0), q.size(2), q.size(3), vv.size(3)}, q.options());
-    std::vector<T> o;
-    for (int64_t t = 0; t < q.size(1); ++t) {
-      S = S + k.select(1, t).unsqueeze(-1) * vv.select(1, t).unsqueeze(-2);
-      o.push_back((q.select(1, t).unsqueeze(-1) * scale * S).sum(-2));
-    }
-    T out = at::stack(o, 1).to(dtype), z;
-    // normalize_with_z_state: in torch, on the kernel's o, in its dtype.
-    if (a.flag("normalize")) {
-      z = key_sums(a["k"], a["z0"]);
-      out = normalized(out, in_dtype(acc(a["q"]) * scale, dtype), z, v);
-    }
+    const auto [o, S] = recurrence(q, k, vv, initial(acc(a["h0"]), q, vv), scale);
     // Variant final_state_detached: ht returned without its gradient path, so that dht
     // reaches nothing (a backward that drops the final state's cotangent).
-    const T ht = v == final_state_detached ? S.detach() : S;
-    return NamedTensors{{"o", out}, {"ht", a.flag("final_state") ? ht : T()}, {"zt", final_key_sum(a, z)}};
+    return emulated(a, o, v == final_state_detached ? S.detach() : S, scale, v);
   };
 }
 
@@ -121,7 +132,7 @@ OpFunction chunked(Variant v) {
     const at::ScalarType dtype = a["q"].scalar_type();
     const T q = acc(a["q"]), k = acc(a["k"]), vv = acc(a["v"]);
     const double scale = as_kernel_holds(scale_of(a.text("scale"), q.size(3)), q);
-    T S = a["h0"].defined() ? acc(a["h0"]) : at::zeros({q.size(0), q.size(2), q.size(3), vv.size(3)}, q.options());
+    T S = initial(acc(a["h0"]), q, vv);
     std::vector<T> o;
     for (int64_t c = 0; c < q.size(1); c += kChunk) {
       const int64_t n = std::min(kChunk, q.size(1) - c);
@@ -136,12 +147,7 @@ OpFunction chunked(Variant v) {
       o.push_back((qc.matmul(h) + A.matmul(vc)).transpose(1, 2));
       S = S + kc.transpose(-1, -2).matmul(vc);
     }
-    T out = at::cat(o, 1).to(dtype), z;
-    if (a.flag("normalize")) {
-      z = key_sums(a["k"], a["z0"]);
-      out = normalized(out, in_dtype(acc(a["q"]) * scale, dtype), z, v);
-    }
-    return NamedTensors{{"o", out}, {"ht", a.flag("final_state") ? S : T()}, {"zt", final_key_sum(a, z)}};
+    return emulated(a, at::cat(o, 1), S, scale, v);
   };
 }
 
@@ -164,13 +170,7 @@ NamedTensors magnitudes(E e) {
   const T h0 = e.or_zero("h0").abs().expand({q.size(0), q.size(2), q.size(3), v.size(3)})
                    .clone().requires_grad_();
   const double scale = scale_of(e.c.choice("scale"), q.size(3));
-  T S = h0;
-  std::vector<T> o;
-  for (int64_t t = 0; t < q.size(1); ++t) {
-    S = S + k.select(1, t).unsqueeze(-1) * v.select(1, t).unsqueeze(-2);
-    o.push_back((q.select(1, t).unsqueeze(-1) * scale * S).sum(-2));
-  }
-  T out = at::stack(o, 1);
+  auto [out, S] = recurrence(q, k, v, h0, scale);
   const T z0 = e.or_zero("z0").abs().expand({q.size(0), q.size(2), q.size(3)}).clone().requires_grad_();
   const T z = k.cumsum(1) + z0.unsqueeze(1);
   if (e.c.flag("normalize")) {
