@@ -12,6 +12,7 @@
 // emulates chunk (chunks of 64 tokens: the state carried in fp32 but handed to each
 // chunk's output stored in k's dtype, as chunk_fwd_h stores h). Their gradients are
 // autograd's of the emulated forward. The planted variant is a state fla had.
+#include <ATen/core/grad_mode.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include <cmath>
