@@ -26,23 +26,50 @@ if not _src:
     raise ImportError("kprop_fla: set FLA_SRC to your flash-linear-attention checkout")
 sys.path.insert(0, _src)
 
+# fp32 tl.dot runs in TF32 on Hopper unless TRITON_F32_DEFAULT=ieee (what fla's own varlen
+# test sets): TF32 keeps 10 bits, so an fp32 case would be held to a bound its products
+# never meet. fp32 is tested as IEEE; TF32 is a precision choice, not checkable against
+# fp32's bound (kernels/linear_attn/README.md). Set TRITON_F32_DEFAULT yourself to test another.
+os.environ.setdefault("TRITON_F32_DEFAULT", "ieee")
+
+
+def _import_fla():
+    """fla, as the checkout allows. Before a72f7425 (#897) fla/__init__ imported fla.layers
+    and fla.models, and with them transformers, eagerly; where that fails under today's
+    transformers, fla becomes a bare package over the checkout's folder, so that its
+    kernels (fla.ops, fla.modules) import as they are. The one per-version mapping here."""
+    try:
+        import fla  # noqa: F401
+    except Exception as e:  # noqa: BLE001 (any failure of the eager imports)
+        import types
+        for name in [m for m in sys.modules if m == "fla" or m.startswith("fla.")]:
+            del sys.modules[name]
+        bare = types.ModuleType("fla")
+        bare.__path__ = [os.path.join(_src, "fla")]
+        sys.modules["fla"] = bare
+        print(f"kprop_fla: fla/__init__ failed ({type(e).__name__}: {e}); importing its "
+              "kernels without it", file=sys.stderr)
+
+
+_import_fla()
 
 
 def _keep_configs(kernel, n):
-    """Keep the first n of an autotuned kernel's configs (it is wrapped by heuristics)."""
+    """Keep the first n of an autotuned kernel's configs (it may be wrapped by heuristics)."""
     while kernel is not None and not hasattr(kernel, "configs"):
         kernel = getattr(kernel, "fn", None)
-    if kernel is not None:
+    if kernel is not None and isinstance(kernel.configs, list):
         kernel.configs = kernel.configs[:n]
 
 
-# KPROP_FLA_CONFIGS=N: autotune over the first N configs only. Each new (D, W, dtype, flags)
-# compiles every config (16 here), which dominates a search over many shapes; a run with
-# one config tests that config's tiling (BD = 16, the most blocks) in a sixteenth the time.
-if os.environ.get("KPROP_FLA_CONFIGS"):
-    from fla.modules.conv.triton import kernels as _kernels  # noqa: E402
-    for _name in ("causal_conv1d_fwd_kernel", "causal_conv1d_bwd_kernel"):
-        _keep_configs(getattr(_kernels, _name), int(os.environ["KPROP_FLA_CONFIGS"]))
+def _keep_configs_of_fla(n):
+    """_keep_configs for every kernel of the fla modules imported so far."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith("fla.") and module is not None:
+            for value in list(vars(module).values()):
+                if hasattr(value, "fn") or hasattr(value, "configs"):
+                    _keep_configs(value, n)
+
 
 import kprop  # noqa: E402
 
@@ -131,3 +158,12 @@ else:
                          dtypes=["float32", "bfloat16", "float16"], devices=["cuda"])
     kprop.implementation("linear_attn", "fla_recurrent", _fused_recurrent_linear_attn,
                          dtypes=["float32", "bfloat16", "float16"], devices=["cuda"])
+
+# KPROP_FLA_CONFIGS=N: autotune over the first N configs only, for every fla kernel imported
+# above. Each new shape (D, W, head dims, dtype, flags: constexprs) compiles every config
+# (16 for causal_conv1d; dozens per kernel of the chunked linear attention, whose first
+# case took over 60 s so with 16 processes compiling), which dominates a search over many
+# shapes; a run with one config tests that config's tiling in a fraction of the time.
+if os.environ.get("KPROP_FLA_CONFIGS"):
+    import fla.modules.conv.triton.kernels  # noqa: E402, F401
+    _keep_configs_of_fla(int(os.environ["KPROP_FLA_CONFIGS"]))
