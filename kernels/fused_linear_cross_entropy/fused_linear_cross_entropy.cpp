@@ -185,6 +185,10 @@ const bool registered = register_builtin_spec([] {
       {"db", Bound::sum_of(over_rows, [](E e) { return (sizes_of(e).g * per_row_cotangent(e)).sum(0); })
                  .partials_when([](const Case& c) { return 5 + static_cast<int>(chunks_of(c)); })
                  .scaled_after_rounding(1)}};
+  // Every result goes through a matmul (the logits, dh, dW) or a sum over rows (db): a BLAS
+  // picks its order by the operands' strides, so `layout` holds them to the bound of two
+  // calls. torch 2.11's CPU matmul sums an fp32 w transposed in another order than w.
+  k.reordered_by_layout = {"loss", "z_loss", "dh", "dw", "db"};
   k.implementations = {
       {"chunks", "Liger's chunks: the logits' gradient projected at once, grad_output per row first",
        forward(), backward(correct)},
