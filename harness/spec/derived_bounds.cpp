@@ -36,6 +36,15 @@ Bound Bound::sum_of(std::function<int64_t(const Case&)> k, Magnitude m, int roun
   return b;
 }
 
+Bound Bound::framework_distance(SharedMagnitudes distances, std::string result,
+                                SharedMagnitudes local, std::function<int64_t(const Case&)> terms) {
+  Bound b;
+  b.kind = Kind::framework;
+  b.local = std::move(local);
+  b.terms = std::move(terms);
+  return b.magnitude_from(std::move(distances), std::move(result));
+}
+
 NamedTensors derived_bounds(const std::map<std::string, Bound>& bounds, const Exact& exact,
                             const std::map<std::string, int64_t>& dims,
                             const NamedTensors& reference, const std::vector<int>& joined_partials) {
@@ -47,13 +56,33 @@ NamedTensors derived_bounds(const std::map<std::string, Bound>& bounds, const Ex
   const double computations = static_cast<double>(joined_partials.size());
 
   NamedTensors result;
+  std::map<const void*, NamedTensors> shared;  // each SharedMagnitudes computed once
+  const auto shared_magnitude = [&](const SharedMagnitudes& all, const std::string& of) {
+    auto it = shared.find(all.get());
+    if (it == shared.end()) it = shared.emplace(all.get(), (*all)(exact)).first;
+    return float64_of(it->second.get(of));
+  };
+  const auto magnitude_of = [&](const Bound& bound, const at::Tensor& value) {
+    if (bound.shared) return shared_magnitude(bound.shared, bound.of);
+    return bound.magnitude ? float64_of(bound.magnitude(exact))
+                           : elementwise_float64([](double v) { return std::abs(v); }, value);
+  };
   for (const auto& [name, bound] : bounds) {
     const at::Tensor value = reference.get(name);
     if (!value.defined()) continue;  // an absent optional result
     const double factors = bound.rounded_factors;
-    const at::Tensor magnitude =
-        bound.magnitude ? float64_of(bound.magnitude(exact))
-                        : elementwise_float64([](double v) { return std::abs(v); }, value);
+    const at::Tensor magnitude = magnitude_of(bound, value);
+    if (bound.kind == Bound::Kind::framework) {
+      constexpr double kFrameworkFactor = 2;  // "no worse than twice the framework's distance"
+      at::Tensor total = elementwise_float64(
+          [=](double d) { return computations * kFrameworkFactor * d; }, magnitude);
+      const at::Tensor last_step = shared_magnitude(bound.local, bound.of);
+      for (int j : joined_partials)
+        total = elementwise_float64(std::plus<double>(), total,
+                                    sum_error_bound(last_step, value, bound.terms(exact.c), acc, out, j));
+      result.set(name, total);
+      continue;
+    }
     if (bound.kind == Bound::Kind::elementwise) {
       // The output's rounding is u_out of the computed value, which lies within gamma *
       // magnitude of the exact one: hence (1 + u_out). A partial result rounded to the

@@ -157,12 +157,15 @@ struct Exact {
 // Per element, the size of what a result is computed from (float64, the result's shape):
 // what its rounding errors are proportional to. Default: |the exact result|.
 using Magnitude = std::function<at::Tensor(const Exact&)>;
+// Every result's at once, where one computation gives them all (a recurrence and its
+// gradients): shared by the results' bounds, computed once per case.
+using SharedMagnitudes = std::shared_ptr<const std::function<NamedTensors(const Exact&)>>;
 
 // How a result is computed, for its derived bound (DESIGN.md §5). Each computation a check
 // compares is within its own bound; `rounded_partials` counts partial results stored in the
 // output dtype on the way inside one call.
 struct Bound {
-  enum class Kind { elementwise, sum } kind = Kind::elementwise;
+  enum class Kind { elementwise, sum, framework } kind = Kind::elementwise;
   int roundings = 1;       // elementwise: roundings in the accumulation type
   std::string over;        // sum: the dimension summed over (K = its size) ...
   std::function<int64_t(const Case&)> terms;  // ... or K from the case
@@ -175,6 +178,9 @@ struct Bound {
   // not u_out |magnitude|, so that a result that cancels keeps a tight bound.
   int rounded_factors = 0;
   Magnitude magnitude;
+  SharedMagnitudes shared;   // or the magnitude is result `of` of these
+  std::string of;
+  SharedMagnitudes local;    // framework: the last step's magnitudes (result `of`)
 
   // k roundings in the accumulation type, then one to the output dtype, with j partial
   // results rounded to the output dtype on the way (products of a kernel that computes
@@ -184,8 +190,21 @@ struct Bound {
   // A sum of the dimension's size terms: sum_error_bound (harness/tolerance.h).
   static Bound sum_over(std::string dim, Magnitude m);
   static Bound sum_of(std::function<int64_t(const Case&)> k, Magnitude m, int rounded_partials = 0);
+  // The framework-reference rule, where no model of the rounding bounds the error carried
+  // through a long computation (DESIGN §5): `distances` says how far the framework's own
+  // computation in the case's dtype lies from float64, per element of each result; an
+  // implementation may carry twice that, plus the rounding of the last step that forms the
+  // result: a sum of `terms` terms whose |terms| are `local`'s (the step on exact values).
+  static Bound framework_distance(SharedMagnitudes distances, std::string result,
+                                  SharedMagnitudes local, std::function<int64_t(const Case&)> terms);
   Bound& partials_when(std::function<int(const Case&)> f) { partials = std::move(f); return *this; }
   Bound& scaled_after_rounding(int factors = 1) { rounded_factors = factors; return *this; }
+  // The magnitude is `result` of `all`, computed once per case for every bound that reads it.
+  Bound& magnitude_from(SharedMagnitudes all, std::string result) {
+    shared = std::move(all);
+    of = std::move(result);
+    return *this;
+  }
 };
 
 // Names the region of a failing element by its index along a named dimension, for every

@@ -108,7 +108,10 @@ NamedTensors reference(const OpArgs& a) {
   auto [out, S] = recurrence(q, k, v, initial(a["h0"], q, v), scale);
   T z;
   if (a.flag("normalize")) {
-    z = a["z0"].defined() ? k.cumsum(1) + a["z0"].unsqueeze(1) : k.cumsum(1);
+    // Summed in float64 whatever k's dtype: torch 1.13 has no half cumsum on the CPU, where
+    // `reference` runs as an implementation too.
+    const T sums = k.to(at::kDouble).cumsum(1).to(k.scalar_type());
+    z = a["z0"].defined() ? sums + a["z0"].unsqueeze(1) : sums;
     out = out / ((q * scale * z).sum(-1, true) + kNormEps);
   }
   return NamedTensors{{"o", out}, {"ht", a.flag("final_state") ? S : T()}, {"zt", final_key_sum(a, z)}};
@@ -211,7 +214,9 @@ int64_t terms(const Case& c) {
 // products, their sum and the quotient (torch, in the dtype), whose gradients torch
 // computes in the dtype too. ht is the fp32 state itself.
 Bound summed(const std::string& result, int rounded_partials, int with_normalize) {
-  return Bound::sum_of(terms, [result](E e) { return magnitudes(e).get(result); })
+  static const SharedMagnitudes all = std::make_shared<const std::function<NamedTensors(E)>>(magnitudes);
+  return Bound::sum_of(terms, {})
+      .magnitude_from(all, result)
       .partials_when([rounded_partials, with_normalize](const Case& c) {
         return rounded_partials + (c.flag("normalize") ? with_normalize : 0);
       });
