@@ -15,7 +15,7 @@ namespace kprop {
 namespace {
 
 // Kernels whose every check is declared; rms_norm and swiglu have tests of their own.
-const std::vector<std::string> kKernels{"kl_div", "rope", "linear_attn"};
+const std::vector<std::string> kKernels{"kl_div", "rope", "linear_attn", "delta_rule"};
 
 class KernelPasses : public testing::TestWithParam<std::string> {};
 
