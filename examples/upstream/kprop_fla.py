@@ -1,7 +1,8 @@
 """kprop adapter: flash-linear-attention's Triton causal_conv1d, as `fla::causal_conv1d`,
 its gated norm (modules/fused_norm_gate.py), as `fla::gated_norm`, and its linear
 attention (ops/linear_attn) as `fla::linear_attn` (chunk) and `fla_recurrent::linear_attn`
-(fused_recurrent; these two not yet run on the GPU).
+(fused_recurrent), and its delta rules (ops/delta_rule, ops/gated_delta_rule) as
+`fla::delta_rule` (chunk) and `fla_recurrent::delta_rule` (fused_recurrent).
 
 Registration and argument mapping only; the kernel is imported from your own checkout of
 https://github.com/fla-org/flash-linear-attention, named by FLA_SRC (the folder holding
@@ -29,8 +30,10 @@ sys.path.insert(0, _src)
 # fp32 tl.dot runs in TF32 on Hopper unless TRITON_F32_DEFAULT=ieee (what fla's own varlen
 # test sets): TF32 keeps 10 bits, so an fp32 case would be held to a bound its products
 # never meet. fp32 is tested as IEEE; TF32 is a precision choice, not checkable against
-# fp32's bound (kernels/linear_attn/README.md). Set TRITON_F32_DEFAULT yourself to test another.
-os.environ.setdefault("TRITON_F32_DEFAULT", "ieee")
+# fp32's bound (kernels/linear_attn/README.md). Set TRITON_F32_DEFAULT yourself to test
+# another. Declared with each implementation, so that `kprop repro` scripts set it too.
+IEEE_FP32 = {"TRITON_F32_DEFAULT": "ieee"}
+os.environ.setdefault("TRITON_F32_DEFAULT", "ieee")  # before anything below compiles
 
 
 def _import_fla():
@@ -91,7 +94,8 @@ def _public(x, weight, bias, initial_state, cu_seqlens, activation, num_cores):
 # Triton takes no float64 (fp_downcast_rounding on an up-cast): gradient then checks the
 # backward in float32 against the float64 reference's gradient, and says so.
 kprop.implementation("causal_conv1d", "fla", _public,
-                     dtypes=["float32", "bfloat16", "float16"], devices=["cuda"])
+                     dtypes=["float32", "bfloat16", "float16"], devices=["cuda"],
+                     environment=IEEE_FP32)
 
 
 def _gated_norm(x, g, w, b, residual, norm, activation, prenorm):
@@ -104,7 +108,8 @@ def _gated_norm(x, g, w, b, residual, norm, activation, prenorm):
 
 
 kprop.implementation("gated_norm", "fla", _gated_norm,
-                     dtypes=["float32", "bfloat16", "float16"], devices=["cuda"])
+                     dtypes=["float32", "bfloat16", "float16"], devices=["cuda"],
+                     environment=IEEE_FP32)
 
 
 def _linear_attn_state(h0, z0, normalize):
@@ -155,9 +160,69 @@ except Exception as e:  # noqa: BLE001 (an older or partial checkout must not st
     print(f"kprop_fla: linear_attn not registered: {e}", file=sys.stderr)
 else:
     kprop.implementation("linear_attn", "fla", _chunk_linear_attn,
-                         dtypes=["float32", "bfloat16", "float16"], devices=["cuda"])
+                         dtypes=["float32", "bfloat16", "float16"], devices=["cuda"],
+                         environment=IEEE_FP32)
     kprop.implementation("linear_attn", "fla_recurrent", _fused_recurrent_linear_attn,
-                         dtypes=["float32", "bfloat16", "float16"], devices=["cuda"])
+                         dtypes=["float32", "bfloat16", "float16"], devices=["cuda"],
+                         environment=IEEE_FP32)
+
+def _gated_chunk_backward_refused():
+    """fla's guard for #640: chunk_gated_delta_rule's backward raises on Hopper with Triton
+    >= 3.4 and < 3.7.1 (a miscompile of chunk_bwd_dqkwg), unless TileLang takes it."""
+    try:
+        import importlib.util
+        from fla import utils
+        guarded = utils.IS_NVIDIA_HOPPER and utils.TRITON_ABOVE_3_4_0 and not utils.TRITON_ABOVE_3_7_1
+        return guarded and importlib.util.find_spec("tilelang") is None
+    except Exception:  # noqa: BLE001 (an older fla without the flags: no guard)
+        return False
+
+
+def _chunk_delta_rule(q, k, v, beta, g, h0, scale, groups, l2norm, final_state):
+    """fla.ops.delta_rule.chunk_delta_rule, or chunk_gated_delta_rule with g (chunks of 64
+    tokens, the WY form)."""
+    if g is None:
+        from fla.ops.delta_rule import chunk_delta_rule
+        o, ht = chunk_delta_rule(q, k, v, beta, scale=_scale(scale), initial_state=h0,
+                                 output_final_state=final_state, use_qk_l2norm_in_kernel=l2norm)
+    else:
+        from fla.ops.gated_delta_rule import chunk_gated_delta_rule
+        o, ht = chunk_gated_delta_rule(q, k, v, g, beta, scale=_scale(scale), initial_state=h0,
+                                       output_final_state=final_state,
+                                       use_qk_l2norm_in_kernel=l2norm)
+    return {"o": o, "ht": ht} if final_state else {"o": o}
+
+
+def _fused_recurrent_delta_rule(q, k, v, beta, g, h0, scale, groups, l2norm, final_state):
+    """fla.ops.delta_rule.fused_recurrent_delta_rule (one token at a time)."""
+    from fla.ops.delta_rule import fused_recurrent_delta_rule
+    o, ht = fused_recurrent_delta_rule(q, k, v, beta, scale=_scale(scale), initial_state=h0,
+                                       output_final_state=final_state,
+                                       use_qk_l2norm_in_kernel=l2norm)
+    return {"o": o, "ht": ht} if final_state else {"o": o}
+
+
+# The delta rules (issue 22). What they take, declared so that a refusal is never a finding:
+# - chunk_delta_rule asserts q.dtype != float32, K <= 256, and has no value heads of its
+#   own (GVA only in the gated kernel): bf16 and fp16, groups 1.
+# - chunk_gated_delta_rule's backward raises here (#640 guard): gated is not taken where
+#   the guard holds, so the gated chunk is tested only elsewhere.
+# - fused_recurrent_gated_delta_rule has no backward (NotImplementedError) and kprop tests
+#   gradients: the recurrent adapter is the plain rule only.
+try:
+    import fla.ops.delta_rule  # noqa: E402, F401
+    import fla.ops.gated_delta_rule  # noqa: E402, F401
+except Exception as e:  # noqa: BLE001
+    print(f"kprop_fla: delta_rule not registered: {e}", file=sys.stderr)
+else:
+    kprop.implementation("delta_rule", "fla", _chunk_delta_rule,
+                         dtypes=["bfloat16", "float16"], devices=["cuda"],
+                         environment=IEEE_FP32, accepts={"k_dim": (1, 256), "groups": (1, 1)},
+                         flags={"gated": False} if _gated_chunk_backward_refused() else None)
+    kprop.implementation("delta_rule", "fla_recurrent", _fused_recurrent_delta_rule,
+                         dtypes=["float32", "bfloat16", "float16"], devices=["cuda"],
+                         environment=IEEE_FP32, accepts={"groups": (1, 1)},
+                         flags={"gated": False})
 
 # KPROP_FLA_CONFIGS=N: autotune over the first N configs only, for every fla kernel imported
 # above. Each new shape (D, W, head dims, dtype, flags: constexprs) compiles every config

@@ -8,6 +8,8 @@ kprop tests is the autograd wiring a user calls (an ``autograd.Function.apply``,
 module's forward, a Triton wrapper): a backward that reads grad_output as a scalar, an
 output without a grad_fn, a gradient routed to the wrong input.
 """
+import os
+
 import torch
 
 from . import _kprop
@@ -15,6 +17,7 @@ from . import _kprop
 _libraries = []  # torch.library.Library objects must outlive their registrations
 _namespaces = {}  # namespace -> its torch.library.Library
 _functions = {}  # "NS::kernel" -> the callable registered (kprop.repro writes out its source)
+_environments = {}  # "NS::kernel" -> the environment it declares: {variable: value in effect}
 
 
 def _tensor_type(arg):
@@ -84,7 +87,7 @@ def _some_tensor(values, like):
 
 def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None, choices=None,
                    flags=None, overwrites=None, layouts=None, layout_changes_reduction_order=False,
-                   nondeterministic=False, dispatch_key=None):
+                   nondeterministic=False, environment=None, dispatch_key=None):
     """Registers ``fn`` as the implementation ``name::kernel`` and returns that name.
 
     ``fn`` takes the kernel's forward arguments by name and returns its outputs (a tensor,
@@ -101,7 +104,10 @@ def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None,
     of the same values may be summed in another order (``layout`` then holds it to the
     derived bound instead of bit-identity). ``nondeterministic`` says that it may return
     another rounding on every call (atomics): ``determinism`` then holds its repeated calls
-    to the derived bound instead of the same bits."""
+    to the derived bound instead of the same bits. ``environment`` names the variables
+    the kernel's numerics depend on (``{"TRITON_F32_DEFAULT": "ieee"}``): each is set
+    where it is not set yet, and ``kprop repro`` writes the values in effect into its
+    scripts."""
     if not name.isidentifier():
         raise ValueError(f"implementation name {name!r} must be an identifier (it names the "
                          "operator namespace)")
@@ -173,12 +179,18 @@ def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None,
     lib.impl(bwd_op, backward, key)
     _libraries.append(lib)
     _functions[full] = fn
+    _environments[full] = {k: os.environ.setdefault(k, str(v)) for k, v in (environment or {}).items()}
     return full
 
 
 def registered_function(impl):
     """The callable registered as ``impl`` (``NS::kernel``) by ``implementation()``, or None."""
     return _functions.get(impl)
+
+
+def registered_environment(impl):
+    """The environment ``impl`` declared, as it is in effect: {variable: value}."""
+    return dict(_environments.get(impl, {}))
 
 
 def takes(kernel, impl, *, dtypes=None, devices=None, accepts=None, choices=None, flags=None,

@@ -31,7 +31,7 @@ import zlib
 import torch
 
 from . import _kprop
-from .implementations import _by_name, _Signature, registered_function
+from .implementations import _by_name, _Signature, registered_environment, registered_function
 from .references import REFERENCES
 
 _BITS = {torch.float64: torch.int64, torch.float32: torch.int32, torch.float16: torch.int16,
@@ -379,8 +379,14 @@ def write(path, impl=None, device="cuda"):
         lines.append(f"Found by: {found_by}")
     lines.append("Case: " + json.dumps(case, sort_keys=True))
     lines.append('"""')
+    environment = registered_environment(impl)
+    if environment:  # before anything imports the kernel's compiler
+        lines += ["import os", ""]
+        lines += [f"os.environ.setdefault({k!r}, {v!r})  # as kprop's adapter declares"
+                  for k, v in sorted(environment.items())]
     lines += ["import base64", "import zlib", "", "import torch"]
-    lines += sorted(set(imports) - {"import torch", "import base64", "import zlib"})
+    lines += sorted(set(imports) - {"import torch", "import base64", "import zlib"}
+                    - ({"import os"} if environment else set()))
     lines += ["", f"DEVICE = {device!r}"]
     lines.append(_HELPERS)
     lines.append("# The call, as kprop's adapter makes it:")

@@ -10,4 +10,7 @@ def _swiglu(a, b):
     return planted_swiglu.swiglu(a, b)
 
 
-kprop.implementation("swiglu", "planted", _swiglu, dtypes=[torch.float32], devices=["cpu"])
+# The environment its numerics depend on (as kprop_fla declares TRITON_F32_DEFAULT): the
+# scripts must set it before they import anything.
+kprop.implementation("swiglu", "planted", _swiglu, dtypes=[torch.float32], devices=["cpu"],
+                     environment={"REPRO_OPS_DECLARED": "yes"})

@@ -23,6 +23,10 @@ grep -q "kprop" <(grep -E "^(import|from) " "$tmp/vs_reference.py") && fail "the
 # The float64 reference is written out as code (python/kprop/references.py), not embedded.
 grep -q "^def swiglu(a, b):" "$tmp/vs_reference.py" || fail "the script has no float64 reference function"
 grep -q "^REFERENCE = " "$tmp/vs_reference.py" && fail "the script embeds the reference's results"
+# The adapter's declared environment, set before the first import of torch or the kernel.
+declared=$(grep -n "^os.environ.setdefault('REPRO_OPS_DECLARED', 'yes')" "$tmp/vs_reference.py" | cut -d: -f1)
+torch_line=$(grep -n "^import torch" "$tmp/vs_reference.py" | head -1 | cut -d: -f1)
+[ -n "$declared" ] && [ "$declared" -lt "$torch_line" ] || fail "the script does not set the declared environment first"
 run buggy 1 env PYTHONPATH="$planted_only" PLANTED_SWIGLU=odd_width "$python" "$tmp/vs_reference.py"
 line_like buggy out "c: [1-9][0-9]* of [0-9]+ elements over their bound; max \|error\| .*; worst at \(.*\): got .*, float64 .*, bound .*"
 line_like buggy err "AssertionError: [0-9]+ elements outside their derived error bound"
