@@ -276,6 +276,8 @@ def report(sides, args):
                 return f"no result (exit {x['exit']}; see its log)"
             if x["shows"]:
                 fd = x["finding"]
+                if fd.get("seconds_to_find") is None:  # seen beside the failure that stopped it
+                    return f"**found** after the search stopped: `{fd['identity']}`"
                 return (f"**found** in case {fd['case_number']} ({fd['seconds_to_find']:.1f} s): "
                         f"`{fd['identity']}`")
             text = f"{x['passed']} of {x['cases']} cases pass"
