@@ -170,12 +170,16 @@ def _gated_chunk_backward_refused():
     """fla's guard for #640: chunk_gated_delta_rule's backward raises on Hopper with Triton
     >= 3.4 and < 3.7.1 (a miscompile of chunk_bwd_dqkwg), unless TileLang takes it."""
     try:
-        import importlib.util
         from fla import utils
         guarded = utils.IS_NVIDIA_HOPPER and utils.TRITON_ABOVE_3_4_0 and not utils.TRITON_ABOVE_3_7_1
-        return guarded and importlib.util.find_spec("tilelang") is None
     except Exception:  # noqa: BLE001 (an older fla without the flags: no guard)
         return False
+    try:  # as fla's dispatch decides: installed, with a usable nvcc, and not FLA_TILELANG=0
+        from fla.ops.common.backends.tilelang import TileLangBackend
+        tilelang = TileLangBackend.is_available() and TileLangBackend.is_enabled()
+    except Exception:  # noqa: BLE001 (no TileLang backend in this fla)
+        tilelang = False
+    return guarded and not tilelang
 
 
 def _chunk_delta_rule(q, k, v, beta, g, h0, scale, groups, l2norm, final_state):

@@ -165,25 +165,17 @@ NamedTensors framework_distances(E e) {
     cots.push_back(rd(e["dht"]));
   }
   const auto g = torch::autograd::grad(ys, leaves, cots, false, false, /*allow_unused=*/true);
-  // Per result, the framework's largest error; and, since one rounding path can cancel by
-  // luck in a small result (a single dbeta), at least the computation's relative distance
-  // (its largest over the results, each relative to the result's largest value) times the
-  // result's own largest value.
+  // Per result, the framework's largest error. Where the framework itself overflowed (no
+  // finite distance to measure), the result's bound is its last step's alone.
   std::vector<std::pair<std::string, T>> low_results{{"o", o}, {"ht", S}};
   for (size_t i = 0; i < leaf_names.size(); ++i) low_results.push_back({"d" + leaf_names[i], g[i]});
-  std::map<std::string, std::pair<double, double>> error_and_size;
-  double relative = 0;
+  NamedTensors d;
   for (const auto& [name, low_result] : low_results) {
     const T exact = e[name];
     if (!low_result.defined() || !exact.defined() || exact.numel() == 0) continue;
     const double error = (low_result.detach().to(at::kDouble) - exact).abs().max().item<double>();
-    const double size = exact.abs().max().item<double>();
-    error_and_size[name] = {error, size};
-    if (size > 0) relative = std::max(relative, error / size);
+    d.set(name, at::full_like(exact, std::isfinite(error) ? per_u * error : 0.0));
   }
-  NamedTensors d;
-  for (const auto& [name, es] : error_and_size)
-    d.set(name, at::full_like(e[name], per_u * std::max(es.first, relative * es.second)));
   return d;
 }
 
@@ -226,9 +218,13 @@ NamedTensors last_step_magnitudes(E e) {
   if (c.flag("final_state")) loss = loss + (S * e["dht"]).sum();
   const std::vector<T> after(states.begin() + 1, states.end());
   const auto adjoints = torch::autograd::grad({loss}, after, {}, false, false, /*allow_unused=*/true);
+  // What S_t carries on beyond o_t (whose own cotangent |do_t| the step below takes): the
+  // adjoint less q_t do_t^T, so that o_t's part is not counted twice.
   std::vector<T> adjoint;
-  for (size_t i = 0; i < adjoints.size(); ++i)
-    adjoint.push_back(adjoints[i].defined() ? adjoints[i].abs() : at::zeros_like(after[i]));
+  for (size_t i = 0; i < adjoints.size(); ++i) {
+    const T own = q.select(1, i).unsqueeze(-1) * e["do"].select(1, i).unsqueeze(-2);
+    adjoint.push_back(adjoints[i].defined() ? (adjoints[i] - own).abs() : at::zeros_like(after[i]));
+  }
 
   // The step, on magnitudes, every token at once: [batch, seq, value_heads, ...].
   const auto leaf = [](const T& t) { return t.abs().detach().requires_grad_(); };

@@ -382,7 +382,7 @@ def write(path, impl=None, device="cuda"):
     environment = registered_environment(impl)
     if environment:  # before anything imports the kernel's compiler
         lines += ["import os", ""]
-        lines += [f"os.environ.setdefault({k!r}, {v!r})  # as kprop's adapter declares"
+        lines += [f"os.environ[{k!r}] = {v!r}  # as it was when kprop found it"
                   for k, v in sorted(environment.items())]
     lines += ["import base64", "import zlib", "", "import torch"]
     lines += sorted(set(imports) - {"import torch", "import base64", "import zlib"}

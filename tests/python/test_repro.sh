@@ -24,7 +24,7 @@ grep -q "kprop" <(grep -E "^(import|from) " "$tmp/vs_reference.py") && fail "the
 grep -q "^def swiglu(a, b):" "$tmp/vs_reference.py" || fail "the script has no float64 reference function"
 grep -q "^REFERENCE = " "$tmp/vs_reference.py" && fail "the script embeds the reference's results"
 # The adapter's declared environment, set before the first import of torch or the kernel.
-declared=$(grep -n "^os.environ.setdefault('REPRO_OPS_DECLARED', 'yes')" "$tmp/vs_reference.py" | cut -d: -f1)
+declared=$(grep -n "^os.environ\['REPRO_OPS_DECLARED'\] = 'yes'" "$tmp/vs_reference.py" | cut -d: -f1)
 torch_line=$(grep -n "^import torch" "$tmp/vs_reference.py" | head -1 | cut -d: -f1)
 [ -n "$declared" ] && [ "$declared" -lt "$torch_line" ] || fail "the script does not set the declared environment first"
 run buggy 1 env PYTHONPATH="$planted_only" PLANTED_SWIGLU=odd_width "$python" "$tmp/vs_reference.py"
