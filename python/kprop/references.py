@@ -166,9 +166,30 @@ def linear_attn(q, k, v, h0, z0, scale, normalize, final_state):
     return o, (S if final_state else None), zt
 
 
+def delta_rule(q, k, v, beta, g, h0, scale, groups, l2norm, final_state):
+    """Per value head (head h reads key head h // groups), the state S starts at h0 (zeros
+    without one); at each token S = exp(g_t) S (gated), u = beta_t (v_t - S^T k_t),
+    S += k_t u^T and o_t = S^T (scale q_t), scale k_dim^-0.5 by default; with l2norm, q and
+    k are divided by sqrt(sum x^2 + 1e-6) first. ht is the last S."""
+    q, k, v, beta, g, h0 = map(_f64, (q, k, v, beta, g, h0))
+    if l2norm:
+        q, k = (x / (x * x).sum(-1, keepdim=True).add(1e-6).sqrt() for x in (q, k))
+    s = q.shape[-1] ** -0.5 if scale == "default" else float(scale)
+    q, k = q.repeat_interleave(groups, 2) * s, k.repeat_interleave(groups, 2)
+    S = h0 if h0 is not None else q.new_zeros(q.shape[0], q.shape[2], q.shape[3], v.shape[3])
+    o = []
+    for t in range(q.shape[1]):
+        if g is not None:
+            S = S * g[:, t].exp()[..., None, None]
+        u = beta[:, t, :, None] * (v[:, t] - (S * k[:, t, :, :, None]).sum(-2))
+        S = S + k[:, t, :, :, None] * u[:, :, None, :]
+        o.append((S * q[:, t, :, :, None]).sum(-2))
+    return torch.stack(o, 1), (S if final_state else None)
+
+
 REFERENCES = {f.__name__: f for f in (rms_norm, layer_norm, gated_norm, swiglu, geglu,
                                       cross_entropy, fused_linear_cross_entropy, kl_div,
-                                      rope, causal_conv1d, linear_attn)}
+                                      rope, causal_conv1d, linear_attn, delta_rule)}
 
 
 def register(kernels=None):
