@@ -20,12 +20,13 @@
 
 #include "harness/spec/kernel_spec.h"
 #include "harness/spec/token_sequences.h"
+#include "kernels/common/fla_recurrent_params.h"
 
 namespace kprop::linear_attn {
 namespace {
+using namespace fla_recurrent;
 using T = at::Tensor;
 using E = const Exact&;
-constexpr int64_t kChunk = 64;      // fla's BT for linear attention
 constexpr double kNormEps = 1e-10;  // normalize_with_z_state's
 enum Variant { correct, normalizer_detached, final_state_detached };
 
@@ -38,10 +39,6 @@ T acc(const T& t) {
 // A Python float handed to a Triton kernel is an fp32 scalar there (float64 emulated as is).
 double as_kernel_holds(double x, const T& like) {
   return like.scalar_type() == at::kDouble ? x : static_cast<double>(static_cast<float>(x));
-}
-
-double scale_of(const std::string& scale, int64_t k_dim) {
-  return scale == "default" ? 1.0 / std::sqrt(static_cast<double>(k_dim)) : std::stod(scale);
 }
 
 // An op torch runs in the tensors' dtype: computed in fp32, rounded to `dtype`.
@@ -232,33 +229,17 @@ const bool registered = register_builtin_spec([] {
           .drawn(std::vector<IntOption>{IntOption::just(20, 1), IntOption::up_to(60, 1, "max_seq"),
                                         IntOption::any_of(20, around({kChunk, 2 * kChunk}))}),
       extent("heads", "heads", 64, {"max_heads", 2}).by_default(int64_t{1}),
-      // fla's head dims, and sizes that are not powers of two.
-      param_spec("k_dim", ParamType::integer, "the key and query head size", int64_t{1})
-          .by_default(int64_t{4})
-          .within(1, 256)
-          .drawn(std::vector<IntOption>{IntOption::just(20, 1), IntOption::any_of(30, {60, 64, 100, 128}),
-                                        IntOption::up_to(50, 1, "max_k_dim")}),
-      param_spec("v_dim", ParamType::integer, "the value head size", int64_t{1})
-          .by_default(int64_t{4})
-          .within(1, 256)
-          .drawn(std::vector<IntOption>{IntOption::just(20, 1), IntOption::any_of(30, {60, 64, 100, 128}),
-                                        IntOption::up_to(50, 1, "max_v_dim")}),
-      choice_param("scale", "q's scale: fla's default k_dim^-0.5, or 1", {"default", "1"}, {70, 30}),
+      head_size("k_dim", "the key and query head size"),
+      head_size("v_dim", "the value head size"),
+      scale_param(),
       flag_param("normalize", "o divided by scale q . (the running key sum) + 1e-10")
           .true_in_percent(40),
       flag_param("initial_state", "an initial state h0 [batch, heads, k_dim, v_dim] (absent: 0)")
           .true_in_percent(50),
       flag_param("final_state", "the final state ht returned (output_final_state)")
           .true_in_percent(50),
-      // `chunked` cuts each sequence after `split` tokens (at most seq - 1): a cut inside
-      // fla's chunk, on its edge, and one past.
-      param_spec("split", ParamType::integer, "tokens in the first call when `chunked` cuts",
-                 int64_t{1})
-          .within(1, 4096)
-          .drawn(std::vector<IntOption>{IntOption::just(30, 1), IntOption::up_to(50, 1, "max_seq"),
-                                        IntOption::any_of(20, around({kChunk}))})};
-  k.limits = {{"max_k_dim", 8, 1, 256, "largest k_dim drawn uniformly"},
-              {"max_v_dim", 8, 1, 256, "largest v_dim drawn uniformly"}};
+      split_param()};
+  k.limits = head_size_limits();
   k.operator_params = {"scale", "normalize", "final_state"};
   const std::vector<std::string> state{"batch", "heads", "k_dim", "v_dim"};
   const std::vector<std::string> key_sum{"batch", "heads", "k_dim"};
