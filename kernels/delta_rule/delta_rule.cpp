@@ -22,17 +22,15 @@
 #include "harness/tolerance.h"
 #include "harness/spec/kernel_spec.h"
 #include "harness/spec/token_sequences.h"
+#include "kernels/common/fla_recurrent_params.h"
 
 namespace kprop::delta_rule {
 namespace {
+using namespace fla_recurrent;
 using T = at::Tensor;
 using E = const Exact&;
 constexpr double kNormEps = 1e-6;  // fla's l2norm
 enum Variant { correct, no_delta_without_gate };
-
-double scale_of(const std::string& scale, int64_t k_dim) {
-  return scale == "default" ? 1.0 / std::sqrt(static_cast<double>(k_dim)) : std::stod(scale);
-}
 
 using Rounding = std::function<T(const T&)>;
 T exact(const T& t) { return t; }
@@ -62,14 +60,22 @@ Call call_of(const OpArgs& a, const std::function<T(const T&)>& as) {
 // Variant no_delta_without_gate: without g, S <- S + k v^T (no beta, no delta), as fla's
 // fused_recurrent_gated_delta_rule did at d1fc1c54 (#589), whose delta step sat inside
 // `if USE_G` / `if USE_GK` (f636f5a1 fixes it).
-std::pair<T, T> recurrence(const Call& x, Variant variant = correct) {
+// q (l2-normalised where asked, scaled) and k, per value head: key heads repeated for their
+// value heads, head h of v reading head h / groups of q and k.
+std::pair<T, T> per_value_head(const Call& x) {
   const Rounding& rd = x.rd;
-  // Key heads repeated for their value heads: head h of v reads head h / groups of q, k.
-  T q = x.l2norm ? l2norm(x.q, rd) : x.q, k = x.l2norm ? l2norm(x.k, rd) : x.k;
-  q = rd(q.repeat_interleave(x.groups, 2) * x.scale);
-  k = k.repeat_interleave(x.groups, 2);
+  const T q = x.l2norm ? l2norm(x.q, rd) : x.q, k = x.l2norm ? l2norm(x.k, rd) : x.k;
+  return {rd(q.repeat_interleave(x.groups, 2) * x.scale), k.repeat_interleave(x.groups, 2)};
+}
+
+// `states`, where given, receives S_0 .. S_T (the state before the first token and after
+// each).
+std::pair<T, T> recurrence(const Call& x, Variant variant = correct, std::vector<T>* states = nullptr) {
+  const Rounding& rd = x.rd;
+  const auto [q, k] = per_value_head(x);
   T S = x.h0.defined() ? x.h0
                        : at::zeros({q.size(0), q.size(2), q.size(3), x.v.size(3)}, x.v.options());
+  if (states) states->push_back(S);
   std::vector<T> o;
   for (int64_t t = 0; t < q.size(1); ++t) {
     const T kt = k.select(1, t), vt = x.v.select(1, t);  // [batch, value_heads, dim]
@@ -80,6 +86,7 @@ std::pair<T, T> recurrence(const Call& x, Variant variant = correct) {
                     : rd(x.beta.select(1, t).unsqueeze(-1) *
                          rd(vt - rd((S * kt.unsqueeze(-1)).sum(-2))));
     S = rd(S + rd(kt.unsqueeze(-1) * u.unsqueeze(-2)));
+    if (states) states->push_back(S);
     o.push_back(rd((S * q.select(1, t).unsqueeze(-1)).sum(-2)));
   }
   return {at::stack(o, 1), S};
@@ -197,24 +204,18 @@ NamedTensors last_step_magnitudes(E e) {
   const int64_t groups = c.integer("groups");
   const double scale = scale_of(c.choice("scale"), e["q"].size(3));
   const bool gated = e["g"].defined();
-  const T qn = c.flag("l2norm") ? l2norm(e["q"]) : e["q"], kn = c.flag("l2norm") ? l2norm(e["k"]) : e["k"];
-  const T q = qn.repeat_interleave(groups, 2) * scale, k = kn.repeat_interleave(groups, 2);
   const T v = e["v"], beta = e["beta"];
-  // The exact states S_0 .. S_T as nodes, and the adjoints of S_1 .. S_T by autograd.
-  T S = (e["h0"].defined() ? e["h0"]
-                            : at::zeros({q.size(0), q.size(2), q.size(3), v.size(3)}, v.options()))
-            .clone()
-            .requires_grad_();
-  std::vector<T> states{S}, outputs;
-  for (int64_t t = 0; t < q.size(1); ++t) {
-    const T kt = k.select(1, t);
-    if (gated) S = S * e["g"].select(1, t).exp().unsqueeze(-1).unsqueeze(-1);
-    const T u = beta.select(1, t).unsqueeze(-1) * (v.select(1, t) - (S * kt.unsqueeze(-1)).sum(-2));
-    S = S + kt.unsqueeze(-1) * u.unsqueeze(-2);
-    states.push_back(S);
-    outputs.push_back((S * q.select(1, t).unsqueeze(-1)).sum(-2));
-  }
-  T loss = (at::stack(outputs, 1) * e["do"]).sum();
+  // The exact states S_0 .. S_T as nodes (S_0 a leaf, so that there is a graph), and the
+  // adjoints of S_1 .. S_T by autograd.
+  const T h0 = (e["h0"].defined() ? e["h0"]
+                                  : at::zeros({v.size(0), v.size(2), e["q"].size(3), v.size(3)}, v.options()))
+                   .clone()
+                   .requires_grad_();
+  const Call exact_call{e["q"], e["k"], v, beta, e["g"], h0, scale, groups, c.flag("l2norm")};
+  const auto [q, k] = per_value_head(exact_call);
+  std::vector<T> states;
+  const auto [o, S] = recurrence(exact_call, correct, &states);
+  T loss = (o * e["do"]).sum();
   if (c.flag("final_state")) loss = loss + (S * e["dht"]).sum();
   const std::vector<T> after(states.begin() + 1, states.end());
   const auto adjoints = torch::autograd::grad({loss}, after, {}, false, false, /*allow_unused=*/true);
@@ -260,7 +261,6 @@ int64_t step_terms(const Case& c) { return c.integer("k_dim") + c.integer("v_dim
 
 const bool registered = register_builtin_spec([] {
   KernelSpec k("delta_rule");
-  constexpr int64_t kChunk = 64;  // fla's chunk (BT)
   k.params = {
       extent("batch", "sequences, each of `seq` tokens", 64, {"max_batch", 2}).by_default(int64_t{1}),
       extent("seq", "tokens per sequence", 4096, {"max_seq", 12})
@@ -272,29 +272,17 @@ const bool registered = register_builtin_spec([] {
                  int64_t{1})
           .within(1, 8)
           .drawn(std::vector<IntOption>{IntOption::just(80, 1), IntOption::any_of(20, {2})}),
-      param_spec("k_dim", ParamType::integer, "the key and query head size", int64_t{1})
-          .by_default(int64_t{4})
-          .within(1, 256)
-          .drawn(std::vector<IntOption>{IntOption::just(20, 1), IntOption::any_of(30, {60, 64, 100, 128}),
-                                        IntOption::up_to(50, 1, "max_k_dim")}),
-      param_spec("v_dim", ParamType::integer, "the value head size", int64_t{1})
-          .by_default(int64_t{4})
-          .within(1, 256)
-          .drawn(std::vector<IntOption>{IntOption::just(20, 1), IntOption::any_of(30, {60, 64, 100, 128}),
-                                        IntOption::up_to(50, 1, "max_v_dim")}),
-      choice_param("scale", "q's scale: fla's default k_dim^-0.5, or 1", {"default", "1"}, {70, 30}),
+      head_size("k_dim", "the key and query head size"),
+      head_size("v_dim", "the value head size"),
+      scale_param(),
       flag_param("gated", "the gated delta rule: S decays by exp(g_t) before each token").true_in_percent(50),
       choice_param("gate", "g's draw: logsigmoid(x), or 10 logsigmoid(x) (strongly negative)",
                    {"logsigmoid", "strong"}, {70, 30}),
       flag_param("l2norm", "q and k l2-normalised by the kernel (use_qk_l2norm_in_kernel)").true_in_percent(40),
       flag_param("initial_state", "an initial state h0 [batch, value_heads, k_dim, v_dim]").true_in_percent(50),
       flag_param("final_state", "the final state ht returned (output_final_state)").true_in_percent(50),
-      param_spec("split", ParamType::integer, "tokens in the first call when `chunked` cuts", int64_t{1})
-          .within(1, 4096)
-          .drawn(std::vector<IntOption>{IntOption::just(30, 1), IntOption::up_to(50, 1, "max_seq"),
-                                        IntOption::any_of(20, around({kChunk}))})};
-  k.limits = {{"max_k_dim", 8, 1, 256, "largest k_dim drawn uniformly"},
-              {"max_v_dim", 8, 1, 256, "largest v_dim drawn uniformly"}};
+      split_param()};
+  k.limits = head_size_limits();
   k.dims = {Dim{"value_heads", [](const Case& c) { return c.integer("heads") * c.integer("groups"); }}};
   k.operator_params = {"scale", "groups", "l2norm", "final_state"};
   const std::vector<std::string> per_token{"batch", "seq", "value_heads"};
