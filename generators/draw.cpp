@@ -151,14 +151,15 @@ class Drawer {
       for (size_t i = 0; i < need; ++i) element(i);
       return;
     }
+    const Bounds count = entry_count(spec, c);
     const int64_t drawn_max =
-        std::min(rule.max_count, rule.drawn_max_count
-                                     ? rule.drawn_max_count(DrawContext{c, space_, 0, &schema_})
-                                     : rule.max_count);
-    if (want && static_cast<int64_t>(want->size()) > rule.max_count)
-      throw CaseError(fmt::format("{}: at most {} entries", spec.name, rule.max_count));
-    for (int64_t i = 0; i < rule.max_count; ++i) {
-      if (i >= rule.min_count) {
+        std::min(count.hi, rule.drawn_max_count
+                               ? rule.drawn_max_count(DrawContext{c, space_, 0, &schema_})
+                               : count.hi);
+    if (want && static_cast<int64_t>(want->size()) > count.hi)
+      throw CaseError(fmt::format("{}: at most {} entries", spec.name, count.hi));
+    for (int64_t i = 0; i < count.hi; ++i) {
+      if (i >= count.lo) {
         // "One more?": a flag per element, so that a mutated byte changes one choice.
         const uint32_t more = i < drawn_max ? rule.more_weight : 0;
         const size_t wanted = want && static_cast<int64_t>(want->size()) > i ? 1 : 0;

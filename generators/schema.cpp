@@ -148,6 +148,13 @@ std::optional<size_t> required_count(const ParamSpec& spec, const Case& c) {
 
 }  // namespace
 
+Bounds entry_count(const ParamSpec& spec, const Case& c) {
+  const Bounds all{std::max<int64_t>(spec.list.min_count, 0), spec.list.max_count};
+  if (!spec.list.count) return all;
+  const Bounds b = spec.list.count(c);
+  return {all.clamp(b.lo), all.clamp(b.hi), b.why};
+}
+
 std::vector<std::string> validate(const Schema& schema, const Case& c) {
   std::vector<std::string> problems;
   if (c.kernel != schema.kernel)
@@ -191,9 +198,14 @@ std::vector<std::string> validate(const Schema& schema, const Case& c) {
           if (xs.size() != *need && !(xs.empty() && spec.list.may_be_empty))
             problems.push_back(fmt::format("{}: {} entries for {} in {}", spec.name, n, *need,
                                            spec.list.same_count_as));
-        } else if (n < spec.list.min_count) {
-          problems.push_back(fmt::format("{}: at least {} entries are needed (got {})",
-                                         spec.name, spec.list.min_count, n));
+        } else if (const Bounds count = entry_count(spec, c); n < count.lo) {
+          problems.push_back(fmt::format("{}: at least {} entries are needed (got {}){}",
+                                         spec.name, count.lo, n,
+                                         count.why ? fmt::format(" ({})", count.why) : ""));
+        } else if (n > count.hi && n <= spec.list.max_count) {
+          problems.push_back(fmt::format("{}: at most {} entries (got {}){}", spec.name,
+                                         count.hi, n,
+                                         count.why ? fmt::format(" ({})", count.why) : ""));
         }
         if (n > spec.list.max_count) {
           problems.push_back(fmt::format("{}: at most {} entries (got {})", spec.name,
@@ -243,10 +255,9 @@ void fit(const Schema& schema, Case& c, const std::vector<std::string>& keep) {
             else xs.resize(*need, spec.element_simplest);
           }
         } else {
-          if (static_cast<int64_t>(xs.size()) > spec.list.max_count)
-            xs.resize(static_cast<size_t>(spec.list.max_count));
-          while (static_cast<int64_t>(xs.size()) < spec.list.min_count)
-            xs.push_back(spec.element_simplest);
+          const Bounds count = entry_count(spec, c);
+          if (static_cast<int64_t>(xs.size()) > count.hi) xs.resize(static_cast<size_t>(count.hi));
+          while (static_cast<int64_t>(xs.size()) < count.lo) xs.push_back(spec.element_simplest);
         }
         // Element bounds may read earlier elements (equal lengths): clamp in order.
         v = xs;

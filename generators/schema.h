@@ -96,6 +96,9 @@ struct ListRule {
   // A list that has one element per element of another list (or none, if may_be_empty).
   std::string same_count_as;
   bool may_be_empty = false;
+  // How many entries it has in case c, within min_count..max_count, where an earlier
+  // parameter decides (none in a dense layout, at least one in a packed one).
+  std::function<Bounds(const Case& c)> count;
   uint32_t empty_weight = 30, present_weight = 70;
 };
 
@@ -225,6 +228,10 @@ class Schema {
 
 // Each problem names the field at fault, e.g. "lengths[2]: 0 is outside 1..65536".
 std::vector<std::string> validate(const Schema& schema, const Case& c);
+
+// How many entries integer list `spec` may have in `c`: ListRule::count within
+// min_count..max_count.
+Bounds entry_count(const ParamSpec& spec, const Case& c);
 
 // Brings every parameter back inside its bounds after one of them changed (a shorter
 // sequence takes its split with it); missing parameters take their legacy default or

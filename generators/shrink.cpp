@@ -48,14 +48,14 @@ std::vector<int64_t> integer_steps(const ParamSpec& spec, int64_t x, const Case&
   return towards(x, spec.bounds_in(c, index).clamp(simplest));
 }
 
-// Lists lose elements first (the largest chunks first, never below min_count), then
+// Lists lose elements first (the largest chunks first, never below their least count), then
 // each element shrinks.
 std::vector<std::vector<int64_t>> list_steps(const ParamSpec& spec, const std::vector<int64_t>& xs,
                                              const Case& c) {
   std::vector<std::vector<int64_t>> out;
   const auto n = static_cast<int64_t>(xs.size());
   if (spec.list.same_count_as.empty()) {
-    const int64_t removable = n - std::max<int64_t>(spec.list.min_count, 0);
+    const int64_t removable = n - entry_count(spec, c).lo;
     // Chunk sizes: all that may go, then halves down to one element.
     std::vector<int64_t> sizes;
     for (int64_t k = removable; k >= 1; k /= 2) sizes.push_back(k);
