@@ -100,6 +100,9 @@ struct TensorSpec {
   // Inputs: int64 indices drawn by this rule instead of floating values from the case's
   // distribution; never converted to another dtype, no gradient (indices()).
   std::optional<IndexDraw> index_draw;
+  // Inputs: computed from the case instead of drawn (the offsets of packed sequences from
+  // their lengths); kept in its own dtype, no gradient, no stream of the seed.
+  std::function<at::Tensor(const Case&)> compute;
   // Outputs: a 0-d tensor, not one of `dims`, in the cases where it holds (a loss reduced
   // by 'mean' or 'sum'); default: never.
   std::function<bool(const Case&)> scalar;
@@ -123,6 +126,11 @@ struct TensorSpec {
   // bf16); `layout` hands them strided, `guard` between margins of an index no tensor has.
   TensorSpec& indices(std::string below, std::function<SpecialIndex(const Case&)> special = {}) {
     index_draw = IndexDraw{std::move(below), std::move(special)};
+    differentiable = false;
+    return *this;
+  }
+  TensorSpec& computed(std::function<at::Tensor(const Case&)> f) {
+    compute = std::move(f);
     differentiable = false;
     return *this;
   }

@@ -108,6 +108,9 @@ class SpecKernel final : public KernelInfo {
     Problem p{c, {}};
     for (size_t i = 0; i < spec_.inputs.size(); ++i) {
       const auto& in = spec_.inputs[i];
+      // An absent computed input is no entry at all, so that a case from before it was
+      // declared keeps its inputs' fingerprint (which names the absent ones).
+      if (in.compute && !is_present(in, c)) continue;
       p.inputs.set(in.name, is_present(in, c) ? drawn(in, c, i) : at::Tensor());
     }
     if (spec_.relate_inputs) spec_.relate_inputs(c, p.inputs);
@@ -226,6 +229,7 @@ class SpecKernel final : public KernelInfo {
   }
   // Input `i`'s tensor in case c, from its own stream of the seed.
   at::Tensor drawn(const TensorSpec& in, const Case& c, size_t i) const {
+    if (in.compute) return in.compute(c);
     if (!in.index_draw) return random_tensor(sizes(in, c), c.distribution, c.seed, i, c.dtype);
     const IndexDraw& rule = *in.index_draw;
     const SpecialIndex special = rule.special ? rule.special(c) : SpecialIndex{};
@@ -373,8 +377,14 @@ void check_spec(const KernelSpec& s) {
     }
   for (const auto& in : s.inputs)
     if (in.scalar) fail(fmt::format("tensor '{}': an input is never scalar_when", in.name));
-  for (const auto& out : s.outputs)
+  for (const auto& out : s.outputs) {
     if (out.index_draw) fail(fmt::format("tensor '{}': an output has no index draw", out.name));
+    if (out.compute) fail(fmt::format("tensor '{}': an output is never computed from the case", out.name));
+  }
+  for (const auto& in : s.inputs)
+    if (in.compute && (in.index_draw || in.neutral_value))
+      fail(fmt::format("tensor '{}': a computed input is neither drawn nor left out as neutral",
+                       in.name));
   std::set<std::string> results;
   for (const auto& out : s.outputs) results.insert(out.name);
   for (const auto& in : s.inputs)
