@@ -17,6 +17,7 @@ weight [D, W], initial and final state [N, D, W], packed sequences by cu_seqlens
 `num_cores` hint is ignored (a GPU kernel picks its own grid). It is tested as models call
 it: `CausalConv1dFunction.apply`, the backward by autograd (kprop.implementation).
 """
+import inspect
 import os
 import sys
 
@@ -134,21 +135,34 @@ def _scale(scale):
     return None if scale == "default" else float(scale)
 
 
-def _chunk_linear_attn(q, k, v, h0, z0, scale, normalize, final_state):
+def _varlen(cu_seqlens):
+    """fla's cu_seqlens keyword where kprop packs the case (layout=packed), else none: a
+    checkout from before fla's varlen kernels is then called as it was."""
+    return {} if cu_seqlens is None else {"cu_seqlens": cu_seqlens}
+
+
+def _dense_only(fn):
+    """What a function without cu_seqlens takes: dense cases only (a declared refusal)."""
+    return None if "cu_seqlens" in inspect.signature(fn).parameters else {"layout": ["dense"]}
+
+
+def _chunk_linear_attn(q, k, v, h0, z0, cu_seqlens, scale, normalize, final_state):
     """fla.ops.linear_attn.chunk_linear_attn (chunks of 64 tokens)."""
     from fla.ops.linear_attn import chunk_linear_attn
     o, state = chunk_linear_attn(q, k, v, scale=_scale(scale),
                                  initial_state=_linear_attn_state(h0, z0, normalize),
-                                 output_final_state=final_state, normalize=normalize)
+                                 output_final_state=final_state, normalize=normalize,
+                                 **_varlen(cu_seqlens))
     return _linear_attn_results(o, state, normalize, final_state)
 
 
-def _fused_recurrent_linear_attn(q, k, v, h0, z0, scale, normalize, final_state):
+def _fused_recurrent_linear_attn(q, k, v, h0, z0, cu_seqlens, scale, normalize, final_state):
     """fla.ops.linear_attn.fused_recurrent_linear_attn (one token at a time)."""
     from fla.ops.linear_attn import fused_recurrent_linear_attn
     o, state = fused_recurrent_linear_attn(q, k, v, scale=_scale(scale),
                                            initial_state=_linear_attn_state(h0, z0, normalize),
-                                           output_final_state=final_state, normalize=normalize)
+                                           output_final_state=final_state, normalize=normalize,
+                                           **_varlen(cu_seqlens))
     return _linear_attn_results(o, state, normalize, final_state)
 
 
@@ -161,10 +175,12 @@ except Exception as e:  # noqa: BLE001 (an older or partial checkout must not st
 else:
     kprop.implementation("linear_attn", "fla", _chunk_linear_attn,
                          dtypes=["float32", "bfloat16", "float16"], devices=["cuda"],
-                         environment=IEEE_FP32)
+                         environment=IEEE_FP32,
+                         choices=_dense_only(fla.ops.linear_attn.chunk_linear_attn))
     kprop.implementation("linear_attn", "fla_recurrent", _fused_recurrent_linear_attn,
                          dtypes=["float32", "bfloat16", "float16"], devices=["cuda"],
-                         environment=IEEE_FP32)
+                         environment=IEEE_FP32,
+                         choices=_dense_only(fla.ops.linear_attn.fused_recurrent_linear_attn))
 
 def _gated_chunk_backward_refused():
     """fla's guard for #640: chunk_gated_delta_rule's backward raises on Hopper with Triton
@@ -182,27 +198,29 @@ def _gated_chunk_backward_refused():
     return guarded and not tilelang
 
 
-def _chunk_delta_rule(q, k, v, beta, g, h0, scale, groups, l2norm, final_state):
+def _chunk_delta_rule(q, k, v, beta, g, h0, cu_seqlens, scale, groups, l2norm, final_state):
     """fla.ops.delta_rule.chunk_delta_rule, or chunk_gated_delta_rule with g (chunks of 64
     tokens, the WY form)."""
     if g is None:
         from fla.ops.delta_rule import chunk_delta_rule
         o, ht = chunk_delta_rule(q, k, v, beta, scale=_scale(scale), initial_state=h0,
-                                 output_final_state=final_state, use_qk_l2norm_in_kernel=l2norm)
+                                 output_final_state=final_state, use_qk_l2norm_in_kernel=l2norm,
+                                 **_varlen(cu_seqlens))
     else:
         from fla.ops.gated_delta_rule import chunk_gated_delta_rule
         o, ht = chunk_gated_delta_rule(q, k, v, g, beta, scale=_scale(scale), initial_state=h0,
                                        output_final_state=final_state,
-                                       use_qk_l2norm_in_kernel=l2norm)
+                                       use_qk_l2norm_in_kernel=l2norm, **_varlen(cu_seqlens))
     return {"o": o, "ht": ht} if final_state else {"o": o}
 
 
-def _fused_recurrent_delta_rule(q, k, v, beta, g, h0, scale, groups, l2norm, final_state):
+def _fused_recurrent_delta_rule(q, k, v, beta, g, h0, cu_seqlens, scale, groups, l2norm,
+                                final_state):
     """fla.ops.delta_rule.fused_recurrent_delta_rule (one token at a time)."""
     from fla.ops.delta_rule import fused_recurrent_delta_rule
     o, ht = fused_recurrent_delta_rule(q, k, v, beta, scale=_scale(scale), initial_state=h0,
                                        output_final_state=final_state,
-                                       use_qk_l2norm_in_kernel=l2norm)
+                                       use_qk_l2norm_in_kernel=l2norm, **_varlen(cu_seqlens))
     return {"o": o, "ht": ht} if final_state else {"o": o}
 
 

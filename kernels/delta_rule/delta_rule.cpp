@@ -11,7 +11,8 @@
 // sqrt(sum x^2 + 1e-6) first, as fla's l2norm does.
 // The reference is that recurrence, token by token, in float64. `recurrent` emulates
 // fused_recurrent (the state in fp32, one token at a time); the planted variant is a state
-// fla had.
+// fla had. A packed case (cu_seqlens) runs them on each sequence, as fla's varlen kernels
+// restart their states at each sequence's start.
 #include <ATen/core/grad_mode.h>
 #include <torch/csrc/autograd/autograd.h>
 
@@ -261,12 +262,13 @@ int64_t step_terms(const Case& c) { return c.integer("k_dim") + c.integer("v_dim
 
 const bool registered = register_builtin_spec([] {
   KernelSpec k("delta_rule");
+  const std::vector<IntOption> seq_draws{IntOption::just(20, 1), IntOption::up_to(60, 1, "max_seq"),
+                                         IntOption::any_of(20, around({kChunk}))};
   k.params = {
       extent("batch", "sequences, each of `seq` tokens", 64, {"max_batch", 2}).by_default(int64_t{1}),
       extent("seq", "tokens per sequence", 4096, {"max_seq", 12})
           .by_default(int64_t{4})
-          .drawn(std::vector<IntOption>{IntOption::just(20, 1), IntOption::up_to(60, 1, "max_seq"),
-                                        IntOption::any_of(20, around({kChunk}))}),
+          .drawn(seq_draws),
       extent("heads", "key heads (q and k)", 64, {"max_heads", 2}).by_default(int64_t{1}),
       param_spec("groups", ParamType::integer, "value heads per key head (GVA: value_heads = heads x groups)",
                  int64_t{1})
@@ -279,43 +281,51 @@ const bool registered = register_builtin_spec([] {
       choice_param("gate", "g's draw: logsigmoid(x), or 10 logsigmoid(x) (strongly negative)",
                    {"logsigmoid", "strong"}, {70, 30}),
       flag_param("l2norm", "q and k l2-normalised by the kernel (use_qk_l2norm_in_kernel)").true_in_percent(40),
-      flag_param("initial_state", "an initial state h0 [batch, value_heads, k_dim, v_dim]").true_in_percent(50),
+      flag_param("initial_state", "an initial state h0 [sequences, value_heads, k_dim, v_dim]").true_in_percent(50),
       flag_param("final_state", "the final state ht returned (output_final_state)").true_in_percent(50),
       split_param()};
   k.limits = head_size_limits();
   k.dims = {Dim{"value_heads", [](const Case& c) { return c.integer("heads") * c.integer("groups"); }}};
   k.operator_params = {"scale", "groups", "l2norm", "final_state"};
   const std::vector<std::string> per_token{"batch", "seq", "value_heads"};
+  const std::vector<std::string> state{"sequences", "value_heads", "k_dim", "v_dim"};
   k.inputs = {{"q", {"batch", "seq", "heads", "k_dim"}},
               {"k", {"batch", "seq", "heads", "k_dim"}},
               {"v", {"batch", "seq", "value_heads", "v_dim"}},
               {"beta", per_token},
               TensorSpec("g", per_token).when_flag("gated").neutral(0),
-              TensorSpec("h0", {"batch", "value_heads", "k_dim", "v_dim"}).when_flag("initial_state").neutral(0)};
+              TensorSpec("h0", state).when_flag("initial_state").neutral(0)};
   k.outputs = {{"o", {"batch", "seq", "value_heads", "v_dim"}},
-               TensorSpec("ht", {"batch", "value_heads", "k_dim", "v_dim"}).when_flag("final_state")};
+               TensorSpec("ht", state).when_flag("final_state")};
   k.relate_inputs = fla_distributions;
   k.properties.push_back("chunked");
   k.properties.push_back("packed");
-  k.sequences = token_sequences(k, {"batch", "seq", {{"h0", "ht"}}, "initial_state", "final_state", "split"})
-                    .release();  // lives as long as the registered kernel: the program
-  k.reference = reference;
+  TokenSequences sequences{"batch", "seq", {{"h0", "ht"}}, "initial_state", "final_state", "split"};
+  packed_layout(k, sequences, seq_draws);
+  k.sequences = token_sequences(k, sequences).release();  // lives as long as the program
+  const auto each_sequence = [&](OpFunction f) { return one_sequence_at_a_time(k, sequences, std::move(f)); };
+  k.reference = each_sequence(reference);
   k.reference_about = "float64 recurrence, token by token (oracle)";
-  const auto shared = [](NamedTensors (*f)(E)) {
-    return std::make_shared<const std::function<NamedTensors(E)>>(f);
+  const auto shared = [&](NamedTensors (*f)(E)) {
+    return one_sequence_at_a_time(k, sequences, std::make_shared<const std::function<NamedTensors(E)>>(f));
   };
   const SharedMagnitudes distances = shared(framework_distances), last_step = shared(last_step_magnitudes);
   for (const char* r : {"o", "ht", "dq", "dk", "dv", "dbeta", "dg", "dh0"})
     k.bounds[r] = Bound::framework_distance(distances, r, last_step, step_terms);
+  // The gradients that sum over v_dim may be summed in blocks of it, each block's partial
+  // stored in the dtype before they are added: fla's fused_recurrent backward takes blocks
+  // of 32 and adds its dq, dk and dbeta partials in torch. Their roundings add u |terms|.
+  for (const char* r : {"dq", "dk", "dbeta"})
+    k.bounds[r].partials_when([](const Case& c) { return c.integer("v_dim") > 32 ? 1 : 0; });
   // Sums over the sequence and the head sizes in an order the algorithm picks; the gated
   // and plain rules are different kernels upstream (neutral compares them).
   k.reordered_by_layout = {"o", "ht", "dq", "dk", "dv", "dbeta", "dg", "dh0"};
   k.implementations = {
       {"recurrent", "fused_recurrent_(gated_)delta_rule: one token at a time, the state in fp32",
-       recurrent(correct)},
+       each_sequence(recurrent(correct))},
       {"recurrent@no_delta_without_gate",
        "planted (fla d1fc1c54, #589): without g, S += k v^T: no beta, no delta",
-       recurrent(no_delta_without_gate)}};
+       each_sequence(recurrent(no_delta_without_gate))}};
   k.known_defects = {
       defect("delta step only under a gate").in({"recurrent@no_delta_without_gate"})
           .hunted_by("vs_reference").shows("o")

@@ -11,7 +11,10 @@
 // `recurrent` emulates fused_recurrent (the state in fp32, one token at a time); `chunked`
 // emulates chunk (chunks of 64 tokens: the state carried in fp32 but handed to each
 // chunk's output stored in k's dtype, as chunk_fwd_h stores h). Their gradients are
-// autograd's of the emulated forward. The planted variant is a state fla had.
+// autograd's of the emulated forward. The planted variants are a state fla had and two
+// defects of the kinds its history shows.
+// A packed case (cu_seqlens) runs the reference and the emulations on each sequence, as
+// fla's varlen kernels restart their chunks and states at each sequence's start.
 #include <ATen/core/grad_mode.h>
 #include <torch/csrc/autograd/autograd.h>
 
@@ -29,6 +32,9 @@ using T = at::Tensor;
 using E = const Exact&;
 constexpr double kNormEps = 1e-10;  // normalize_with_z_state's
 enum Variant { correct, normalizer_detached, final_state_detached };
+// The state entries: one per sequence (a dense case's batch rows, a packed case's lengths).
+const std::vector<std::string> kState{"sequences", "heads", "k_dim", "v_dim"};
+const std::vector<std::string> kKeySum{"sequences", "heads", "k_dim"};
 
 // fp32 (float64 for float64 cases), by a differentiable conversion: the emulations'
 // gradients are autograd's.
@@ -152,6 +158,35 @@ OpFunction chunked(Variant v) {
   };
 }
 
+// Planted: a packed call whose state is not reset where a sequence starts: each sequence
+// continues from the one before (its final state and key sum), the first from its own
+// initial state, as a varlen kernel that reads cu_seqlens only to place its outputs would.
+NamedTensors state_across_sequences(const OpArgs& a) {
+  const OpFunction each = recurrent(correct);
+  const T offsets = a["cu_seqlens"];
+  if (!offsets.defined()) return each(a);
+  const T bounds = offsets.to(at::kCPU).to(at::kLong).contiguous();
+  const int64_t* p = bounds.data_ptr<int64_t>();
+  const auto first = [](const T& t) { return t.defined() ? t.narrow(0, 0, 1) : t; };
+  T h = first(a["h0"]), z = first(a["z0"]);
+  std::vector<T> o, ht, zt;
+  for (int64_t n = 0; n + 1 < bounds.numel(); ++n) {
+    OpArgs one = a;
+    for (const char* name : {"q", "k", "v"}) one.set(name, a[name].narrow(1, p[n], p[n + 1] - p[n]));
+    one.set("h0", h);
+    one.set("z0", z);
+    one.set("cu_seqlens", c10::IValue());
+    one.set("final_state", true);
+    const NamedTensors r = each(one);
+    o.push_back(r.get("o"));
+    ht.push_back(h = r.get("ht"));
+    if (a.flag("normalize")) zt.push_back(z = r.get("zt"));
+  }
+  const bool final_state = a.flag("final_state");
+  return NamedTensors{{"o", at::cat(o, 1)}, {"ht", final_state ? at::cat(ht, 0) : T()},
+                      {"zt", final_state && !zt.empty() ? at::cat(zt, 0) : T()}};
+}
+
 // normalize divides by scale q . z: fla's tests draw q and k positive (|x| + 0.01), which
 // keeps the denominator away from zero. Without normalize the draws stay as they are.
 void positive_with_normalize(const Case& c, NamedTensors& in) {
@@ -210,8 +245,8 @@ int64_t terms(const Case& c) {
 // handed on (both stored in the dtype) and o as stored; with normalize, the key sum, the
 // products, their sum and the quotient (torch, in the dtype), whose gradients torch
 // computes in the dtype too. ht is the fp32 state itself.
-Bound summed(const std::string& result, int rounded_partials, int with_normalize) {
-  static const SharedMagnitudes all = std::make_shared<const std::function<NamedTensors(E)>>(magnitudes);
+Bound summed(const SharedMagnitudes& all, const std::string& result, int rounded_partials,
+             int with_normalize) {
   return Bound::sum_of(terms, {})
       .magnitude_from(all, result)
       .partials_when([rounded_partials, with_normalize](const Case& c) {
@@ -222,64 +257,68 @@ Bound summed(const std::string& result, int rounded_partials, int with_normalize
 const bool registered = register_builtin_spec([] {
   KernelSpec k("linear_attn");
   // Sequences one short of, on and one past fla's chunk of 64 tokens, and shorter ones.
+  const std::vector<IntOption> lengths{IntOption::just(20, 1), IntOption::up_to(60, 1, "max_seq"),
+                                       IntOption::any_of(20, around({kChunk, 2 * kChunk}))};
   k.params = {
       extent("batch", "sequences, each of `seq` tokens", 64, {"max_batch", 2}).by_default(int64_t{1}),
-      extent("seq", "tokens per sequence", 4096, {"max_seq", 16})
-          .by_default(int64_t{4})
-          .drawn(std::vector<IntOption>{IntOption::just(20, 1), IntOption::up_to(60, 1, "max_seq"),
-                                        IntOption::any_of(20, around({kChunk, 2 * kChunk}))}),
+      extent("seq", "tokens per sequence", 4096, {"max_seq", 16}).by_default(int64_t{4}).drawn(lengths),
       extent("heads", "heads", 64, {"max_heads", 2}).by_default(int64_t{1}),
       head_size("k_dim", "the key and query head size"),
       head_size("v_dim", "the value head size"),
       scale_param(),
       flag_param("normalize", "o divided by scale q . (the running key sum) + 1e-10")
           .true_in_percent(40),
-      flag_param("initial_state", "an initial state h0 [batch, heads, k_dim, v_dim] (absent: 0)")
+      flag_param("initial_state", "an initial state h0 [sequences, heads, k_dim, v_dim] (absent: 0)")
           .true_in_percent(50),
       flag_param("final_state", "the final state ht returned (output_final_state)")
           .true_in_percent(50),
       split_param()};
   k.limits = head_size_limits();
   k.operator_params = {"scale", "normalize", "final_state"};
-  const std::vector<std::string> state{"batch", "heads", "k_dim", "v_dim"};
-  const std::vector<std::string> key_sum{"batch", "heads", "k_dim"};
   const auto normalized_state = [](const std::string& flag) {
     return [flag](const Case& c) { return c.flag(flag) && c.flag("normalize"); };
   };
   k.inputs = {{"q", {"batch", "seq", "heads", "k_dim"}},
               {"k", {"batch", "seq", "heads", "k_dim"}},
               {"v", {"batch", "seq", "heads", "v_dim"}},
-              TensorSpec("h0", state).when_flag("initial_state").neutral(0),
-              TensorSpec("z0", key_sum).when(normalized_state("initial_state"))};
+              TensorSpec("h0", kState).when_flag("initial_state").neutral(0),
+              TensorSpec("z0", kKeySum).when(normalized_state("initial_state"))};
   k.outputs = {{"o", {"batch", "seq", "heads", "v_dim"}},
-               TensorSpec("ht", state).when_flag("final_state"),
-               TensorSpec("zt", key_sum).when(normalized_state("final_state"))};
+               TensorSpec("ht", kState).when_flag("final_state"),
+               TensorSpec("zt", kKeySum).when(normalized_state("final_state"))};
   k.relate_inputs = positive_with_normalize;
-  // Whole versus chunked with the state handed on, and each sequence in a call of its own.
+  // Whole versus chunked with the state handed on, and each sequence in a call of its own:
+  // a dense case's rows, or the sequences a packed case's cu_seqlens tells apart.
+  TokenSequences sequences{"batch", "seq", {{"h0", "ht"}, {"z0", "zt"}}, "initial_state", "final_state", "split"};
+  packed_layout(k, sequences, lengths);
   k.properties.push_back("chunked");
   k.properties.push_back("packed");
-  k.sequences = token_sequences(k, {"batch", "seq", {{"h0", "ht"}, {"z0", "zt"}}, "initial_state",
-                                    "final_state", "split"})
-                    .release();  // lives as long as the registered kernel: the program
-  k.reference = reference;
+  k.sequences = token_sequences(k, sequences).release();  // lives as long as the program
+  const auto each_sequence = [&](OpFunction f) { return one_sequence_at_a_time(k, sequences, std::move(f)); };
+  k.reference = each_sequence(reference);
   k.reference_about = "float64 recurrence, token by token (oracle)";
   // o stored in q's dtype, the chunk's state in k's (a partial); ht and the gradients.
-  k.bounds = {{"o", summed("o", 3, 4)}, {"ht", summed("ht", 0, 0)}, {"zt", summed("zt", 2, 0)},
-              {"dq", summed("dq", 1, 3)}, {"dk", summed("dk", 1, 3)}, {"dv", summed("dv", 1, 3)},
-              {"dh0", summed("dh0", 1, 3)}, {"dz0", summed("dz0", 1, 3)}};
+  const SharedMagnitudes all = one_sequence_at_a_time(
+      k, sequences, std::make_shared<const std::function<NamedTensors(E)>>(magnitudes));
+  k.bounds = {{"o", summed(all, "o", 3, 4)}, {"ht", summed(all, "ht", 0, 0)}, {"zt", summed(all, "zt", 2, 0)},
+              {"dq", summed(all, "dq", 1, 3)}, {"dk", summed(all, "dk", 1, 3)}, {"dv", summed(all, "dv", 1, 3)},
+              {"dh0", summed(all, "dh0", 1, 3)}, {"dz0", summed(all, "dz0", 1, 3)}};
   // Sums over the sequence and the head sizes in an order the algorithm picks.
   k.reordered_by_layout = {"o", "ht", "zt", "dq", "dk", "dv", "dh0", "dz0"};
   k.implementations = {
       {"chunked", "chunk_linear_attn: chunks of 64 tokens, the state handed on in k's dtype",
-       chunked(correct)},
+       each_sequence(chunked(correct))},
       {"recurrent", "fused_recurrent_linear_attn: one token at a time, the state in fp32",
-       recurrent(correct)},
+       each_sequence(recurrent(correct))},
       {"chunked@normalizer_detached",
        "planted (fla 794f183c, before #875): the normaliser's key sum has no gradient",
-       chunked(normalizer_detached)},
+       each_sequence(chunked(normalizer_detached))},
       {"recurrent@final_state_detached",
        "planted: the backward drops the final state's cotangent dht",
-       recurrent(final_state_detached)}};
+       each_sequence(recurrent(final_state_detached))},
+      {"recurrent@state_across_sequences",
+       "planted: a packed call carries the state from one sequence into the next",
+       state_across_sequences}};
   k.known_defects = {
       defect("normaliser's key sum without a gradient").in({"chunked@normalizer_detached"})
           .hunted_by("vs_reference").shows("dk")
@@ -301,7 +340,18 @@ const bool registered = register_builtin_spec([] {
           .first_found_by_kprop()
           .because("the gradient of the handed-on state is the next call's dh0: a backward "
                    "that ignores dht leaves the earlier tokens' dk and dv without it, which "
-                   "a suite whose loss reads only o never sees")};
+                   "a suite whose loss reads only o never sees"),
+      defect("state carried across packed sequences").in({"recurrent@state_across_sequences"})
+          .hunted_by("packed").shows("o")
+          .when([](const Case& c) {
+            return c.choice("layout") == "packed" && c.integers("lengths") == std::vector<int64_t>{1, 1} &&
+                   c.integer("heads") == 1 && c.integer("k_dim") == 1 && c.integer("v_dim") == 1;
+          })
+          .first_found_by_kprop()
+          .because("a varlen kernel must start each sequence from its own initial state (or "
+                   "zero): one that reads cu_seqlens only to place its outputs hands the "
+                   "previous sequence's state on, which every test of one sequence, or of "
+                   "a dense batch, passes")};
   return k;
 }());
 }  // namespace

@@ -146,11 +146,28 @@ def causal_conv1d(x, weight, bias, initial_state, cu_seqlens, activation, num_co
     return y, torch.stack(finals)
 
 
-def linear_attn(q, k, v, h0, z0, scale, normalize, final_state):
+def _each_sequence(fn, cu_seqlens, tokens, states, **rest):
+    """``fn`` on each sequence of a packed call (the tokens between consecutive cu_seqlens
+    of batch 0, with its entry of each state), its first result (per token) joined along
+    the time, the others (states) along the sequences."""
+    cu = cu_seqlens.tolist()
+    parts = []
+    for n in range(len(cu) - 1):
+        args = {name: None if t is None else t[:, cu[n]:cu[n + 1]] for name, t in tokens.items()}
+        args.update({name: None if t is None else t[n:n + 1] for name, t in states.items()})
+        parts.append(fn(cu_seqlens=None, **args, **rest))
+    return tuple(None if parts[0][i] is None else torch.cat([p[i] for p in parts], 1 if i == 0 else 0)
+                 for i in range(len(parts[0])))
+
+
+def linear_attn(q, k, v, h0, z0, cu_seqlens, scale, normalize, final_state):
     """Per head, the state S starts at h0 (zeros without one); at each token
     S += k_t v_t^T and o_t = S^T (scale q_t), scale k_dim^-0.5 by default; with normalize,
     o_t / (scale q_t . z_t + 1e-10), z_t = z0 + k_0 + ... + k_t. ht is the last S, zt the
-    last z (with normalize)."""
+    last z (with normalize). Packed (cu_seqlens): each sequence on its own."""
+    if cu_seqlens is not None:
+        return _each_sequence(linear_attn, cu_seqlens, dict(q=q, k=k, v=v), dict(h0=h0, z0=z0),
+                              scale=scale, normalize=normalize, final_state=final_state)
     q, k, v, h0, z0 = map(_f64, (q, k, v, h0, z0))
     s = k.shape[-1] ** -0.5 if scale == "default" else float(scale)
     S = h0 if h0 is not None else q.new_zeros(q.shape[0], q.shape[2], q.shape[3], v.shape[3])
@@ -166,11 +183,16 @@ def linear_attn(q, k, v, h0, z0, scale, normalize, final_state):
     return o, (S if final_state else None), zt
 
 
-def delta_rule(q, k, v, beta, g, h0, scale, groups, l2norm, final_state):
+def delta_rule(q, k, v, beta, g, h0, cu_seqlens, scale, groups, l2norm, final_state):
     """Per value head (head h reads key head h // groups), the state S starts at h0 (zeros
     without one); at each token S = exp(g_t) S (gated), u = beta_t (v_t - S^T k_t),
     S += k_t u^T and o_t = S^T (scale q_t), scale k_dim^-0.5 by default; with l2norm, q and
-    k are divided by sqrt(sum x^2 + 1e-6) first. ht is the last S."""
+    k are divided by sqrt(sum x^2 + 1e-6) first. ht is the last S. Packed (cu_seqlens):
+    each sequence on its own."""
+    if cu_seqlens is not None:
+        return _each_sequence(delta_rule, cu_seqlens, dict(q=q, k=k, v=v, beta=beta, g=g),
+                              dict(h0=h0), scale=scale, groups=groups, l2norm=l2norm,
+                              final_state=final_state)
     q, k, v, beta, g, h0 = map(_f64, (q, k, v, beta, g, h0))
     if l2norm:
         q, k = (x / (x * x).sum(-1, keepdim=True).add(1e-6).sqrt() for x in (q, k))
