@@ -77,9 +77,11 @@ NamedTensors derived_bounds(const std::map<std::string, Bound>& bounds, const Ex
       at::Tensor total = elementwise_float64(
           [=](double d) { return computations * kFrameworkFactor * d; }, magnitude);
       const at::Tensor last_step = shared_magnitude(bound.local, bound.of);
+      const int partials = bound.partials ? bound.partials(exact.c) : bound.rounded_partials;
       for (int j : joined_partials)
-        total = elementwise_float64(std::plus<double>(), total,
-                                    sum_error_bound(last_step, value, bound.terms(exact.c), acc, out, j));
+        total = elementwise_float64(
+            std::plus<double>(), total,
+            sum_error_bound(last_step, value, bound.terms(exact.c), acc, out, partials + j));
       result.set(name, total);
       continue;
     }
