@@ -202,7 +202,8 @@ struct Bound {
   // through a long computation (DESIGN §5): `distances` says how far the framework's own
   // computation in the case's dtype lies from float64, per element of each result; an
   // implementation may carry twice that, plus the rounding of the last step that forms the
-  // result: a sum of `terms` terms whose |terms| are `local`'s (the step on exact values).
+  // result: a sum of `terms` terms whose |terms| are `local`'s (the step on exact values),
+  // with the partials it declares (partials_when) rounded to the dtype on the way.
   static Bound framework_distance(SharedMagnitudes distances, std::string result,
                                   SharedMagnitudes local, std::function<int64_t(const Case&)> terms);
   Bound& partials_when(std::function<int(const Case&)> f) { partials = std::move(f); return *this; }
