@@ -61,6 +61,8 @@ void declare_takes(const std::string& kernel, const std::string& impl, Takes tak
     if (!handed.empty() && std::find(handed.begin(), handed.end(), name) == handed.end())
       fail("overwrites", fmt::format("'{}' is no input or cotangent of {} (it has {})", name,
                                      kernel, fmt::join(handed, ", ")));
+  if (takes.same_function_as == impl)
+    fail("same_function_as", "an implementation is no other algorithm of itself");
   const auto layouts = layout_names(find_kernel(kernel));
   for (const auto& name : takes.layouts)
     if (std::find(layouts.begin(), layouts.end(), name) == layouts.end())

@@ -36,6 +36,10 @@ struct Takes {
   // It sums with atomics or otherwise returns another rounding on some calls:
   // `determinism` holds its repeated calls to the derived bound, not to the same bits.
   bool nondeterministic = false;
+  // Another implementation of the kernel that computes the same function by another
+  // algorithm (fla's chunked and fused recurrent forms): `algorithms` holds the two to
+  // each other within the bound of two computations. Empty: none.
+  std::string same_function_as = {};
 
   bool takes_dtype(DType d) const;
 };

@@ -147,7 +147,7 @@ void declare_takes(const std::string& kernel, const std::string& impl,
                    const std::map<std::string, bool>& flags,
                    const std::vector<std::string>& overwrites,
                    const std::vector<std::string>& layouts, bool layout_changes_reduction_order,
-                   bool nondeterministic) {
+                   bool nondeterministic, const std::string& same_function_as) {
   usage([&] {
     kprop::Takes t;
     for (const auto& d : dtypes) {
@@ -165,6 +165,7 @@ void declare_takes(const std::string& kernel, const std::string& impl,
     t.layouts = layouts;
     t.layout_changes_reduction_order = layout_changes_reduction_order;
     t.nondeterministic = nondeterministic;
+    t.same_function_as = same_function_as;
     kprop::declare_takes(kernel, impl, std::move(t));
   });
 }
@@ -186,6 +187,7 @@ PYBIND11_MODULE(_kprop, m) {
   m.def("declare_takes", &declare_takes, py::arg("kernel"), py::arg("impl"), py::arg("dtypes"),
         py::arg("devices"), py::arg("ranges"), py::arg("choices"), py::arg("flags"),
         py::arg("overwrites"), py::arg("layouts"), py::arg("layout_changes_reduction_order"), py::arg("nondeterministic"),
+        py::arg("same_function_as") = "",
         "Declares what an implementation takes (harness/takes.h).");
   m.def("register_kernel",
         [](const py::dict& d) { return usage([&] { return kprop::python::register_python_kernel(d); }); },

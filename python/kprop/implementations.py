@@ -87,7 +87,8 @@ def _some_tensor(values, like):
 
 def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None, choices=None,
                    flags=None, overwrites=None, layouts=None, layout_changes_reduction_order=False,
-                   nondeterministic=False, environment=None, dispatch_key=None):
+                   nondeterministic=False, environment=None, dispatch_key=None,
+                   same_function_as=None):
     """Registers ``fn`` as the implementation ``name::kernel`` and returns that name.
 
     ``fn`` takes the kernel's forward arguments by name and returns its outputs (a tensor,
@@ -107,7 +108,9 @@ def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None,
     to the derived bound instead of the same bits. ``environment`` names the variables
     the kernel's numerics depend on (``{"TRITON_F32_DEFAULT": "ieee"}``): each is set
     where it is not set yet, and ``kprop repro`` writes the values in effect into its
-    scripts."""
+    scripts. ``same_function_as`` names another implementation of the kernel that computes
+    the same function by another algorithm (``"fla_recurrent::linear_attn"``):
+    ``algorithms`` holds the two to each other."""
     if not name.isidentifier():
         raise ValueError(f"implementation name {name!r} must be an identifier (it names the "
                          "operator namespace)")
@@ -157,12 +160,13 @@ def implementation(kernel, name, fn, *, dtypes=None, devices=None, accepts=None,
 
     full = f"{name}::{kernel}"
     # Declared first: a bad declaration leaves nothing registered.
-    if any(x is not None for x in (dtypes, devices, accepts, choices, flags, overwrites, layouts)) \
+    if any(x is not None for x in (dtypes, devices, accepts, choices, flags, overwrites, layouts,
+                                   same_function_as)) \
             or layout_changes_reduction_order or nondeterministic:
         takes(kernel, full, dtypes=dtypes, devices=devices, accepts=accepts, choices=choices,
               flags=flags, overwrites=overwrites, layouts=layouts,
               layout_changes_reduction_order=layout_changes_reduction_order,
-              nondeterministic=nondeterministic)
+              nondeterministic=nondeterministic, same_function_as=same_function_as)
     # One library per namespace, which may hold several kernels' implementations
     # (liger::geglu, liger::rms_norm): torch allows one DEF library per namespace.
     lib = _namespaces.get(name)
@@ -195,7 +199,7 @@ def registered_environment(impl):
 
 def takes(kernel, impl, *, dtypes=None, devices=None, accepts=None, choices=None, flags=None,
           overwrites=None, layouts=None, layout_changes_reduction_order=False,
-          nondeterministic=False):
+          nondeterministic=False, same_function_as=None):
     """Declares what implementation ``impl`` (``NS::kernel``, however it was registered)
     takes; ``implementation()``'s keywords. A bad declaration raises ValueError naming the
     kernel, the implementation and the field."""
@@ -203,7 +207,8 @@ def takes(kernel, impl, *, dtypes=None, devices=None, accepts=None, choices=None
                          list(devices or []), {k: tuple(v) for k, v in (accepts or {}).items()},
                          {k: list(v) for k, v in (choices or {}).items()}, dict(flags or {}),
                          list(overwrites or []), list(layouts or []),
-                         bool(layout_changes_reduction_order), bool(nondeterministic))
+                         bool(layout_changes_reduction_order), bool(nondeterministic),
+                         same_function_as or "")
 
 
 _DTYPES = {torch.float64: "float64", torch.float32: "float32", torch.bfloat16: "bfloat16",
