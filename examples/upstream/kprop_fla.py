@@ -176,7 +176,8 @@ else:
     kprop.implementation("linear_attn", "fla", _chunk_linear_attn,
                          dtypes=["float32", "bfloat16", "float16"], devices=["cuda"],
                          environment=IEEE_FP32,
-                         choices=_dense_only(fla.ops.linear_attn.chunk_linear_attn))
+                         choices=_dense_only(fla.ops.linear_attn.chunk_linear_attn),
+                         same_function_as="fla_recurrent::linear_attn")
     kprop.implementation("linear_attn", "fla_recurrent", _fused_recurrent_linear_attn,
                          dtypes=["float32", "bfloat16", "float16"], devices=["cuda"],
                          environment=IEEE_FP32,
@@ -240,7 +241,8 @@ else:
     kprop.implementation("delta_rule", "fla", _chunk_delta_rule,
                          dtypes=["bfloat16", "float16"], devices=["cuda"],
                          environment=IEEE_FP32, accepts={"k_dim": (1, 256), "groups": (1, 1)},
-                         flags={"gated": False} if _gated_chunk_backward_refused() else None)
+                         flags={"gated": False} if _gated_chunk_backward_refused() else None,
+                         same_function_as="fla_recurrent::delta_rule")
     kprop.implementation("delta_rule", "fla_recurrent", _fused_recurrent_delta_rule,
                          dtypes=["float32", "bfloat16", "float16"], devices=["cuda"],
                          environment=IEEE_FP32, accepts={"groups": (1, 1)},

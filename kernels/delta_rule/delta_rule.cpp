@@ -302,6 +302,8 @@ const bool registered = register_builtin_spec([] {
   k.properties.push_back("packed");
   TokenSequences sequences{"batch", "seq", {{"h0", "ht"}}, "initial_state", "final_state", "split"};
   packed_layout(k, sequences, seq_draws);
+  // fla's chunk and fused_recurrent forms, where an adapter declares the pair.
+  k.properties.push_back("algorithms");
   k.sequences = token_sequences(k, sequences).release();  // lives as long as the program
   const auto each_sequence = [&](OpFunction f) { return one_sequence_at_a_time(k, sequences, std::move(f)); };
   k.reference = each_sequence(reference);

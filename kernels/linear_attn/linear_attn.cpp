@@ -23,6 +23,7 @@
 
 #include "harness/spec/kernel_spec.h"
 #include "harness/spec/token_sequences.h"
+#include "harness/takes.h"
 #include "kernels/common/fla_recurrent_params.h"
 
 namespace kprop::linear_attn {
@@ -293,6 +294,8 @@ const bool registered = register_builtin_spec([] {
   packed_layout(k, sequences, lengths);
   k.properties.push_back("chunked");
   k.properties.push_back("packed");
+  // chunk and fused_recurrent: one function, two algorithms (Takes::same_function_as).
+  k.properties.push_back("algorithms");
   k.sequences = token_sequences(k, sequences).release();  // lives as long as the program
   const auto each_sequence = [&](OpFunction f) { return one_sequence_at_a_time(k, sequences, std::move(f)); };
   k.reference = each_sequence(reference);
@@ -305,14 +308,16 @@ const bool registered = register_builtin_spec([] {
               {"dh0", summed(all, "dh0", 1, 3)}, {"dz0", summed(all, "dz0", 1, 3)}};
   // Sums over the sequence and the head sizes in an order the algorithm picks.
   k.reordered_by_layout = {"o", "ht", "zt", "dq", "dk", "dv", "dh0", "dz0"};
+  Takes recurrent_too;
+  recurrent_too.same_function_as = "recurrent";
   k.implementations = {
       {"chunked", "chunk_linear_attn: chunks of 64 tokens, the state handed on in k's dtype",
-       each_sequence(chunked(correct))},
+       each_sequence(chunked(correct)), {}, recurrent_too},
       {"recurrent", "fused_recurrent_linear_attn: one token at a time, the state in fp32",
        each_sequence(recurrent(correct))},
       {"chunked@normalizer_detached",
        "planted (fla 794f183c, before #875): the normaliser's key sum has no gradient",
-       each_sequence(chunked(normalizer_detached))},
+       each_sequence(chunked(normalizer_detached)), {}, recurrent_too},
       {"recurrent@final_state_detached",
        "planted: the backward drops the final state's cotangent dht",
        each_sequence(recurrent(final_state_detached))},
