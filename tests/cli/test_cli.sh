@@ -47,7 +47,7 @@ expect 2 "kprop: unknown implementation 'nope' of causal_conv1d; known: referenc
 # kernel does not change this line).
 expect 2 "kprop: unknown kernel 'nokernel'; known kernels: causal_conv1d, ([a-z0-9_]+, )+swiglu" \
   "$kprop" check nokernel --no-corpus
-expect 2 "kprop: unknown property 'nope'; known properties: chunked, composition, cores, determinism, gradient, guard, invariance, layout, neutral, packed, policy, vs_reference" \
+expect 2 "kprop: unknown property 'nope'; known properties: algorithms, chunked, composition, cores, determinism, gradient, guard, invariance, layout, neutral, packed, policy, vs_reference" \
   "$kprop" check causal_conv1d --property nope --no-corpus
 expect 2 "kprop: unknown dtype 'float8'" "$kprop" check causal_conv1d --dtype float8 --no-corpus
 expect 2 "--cases: Value -3 not in range .*" "$kprop" check causal_conv1d --cases -3
