@@ -36,6 +36,18 @@ T narrowed(const T& t, int64_t dim, int64_t start, int64_t length) {
   return t.defined() && dim >= 0 ? t.narrow(dim, start, length).contiguous() : t;
 }
 
+// The offsets [N + 1] of packed sequences of these lengths (cu_seqlens), int64.
+T offsets_of(const std::vector<int64_t>& lengths) {
+  std::vector<int64_t> offsets{0};
+  for (const int64_t length : lengths) offsets.push_back(offsets.back() + length);
+  return at::tensor(offsets, at::kLong);
+}
+
+// `rows` entries of zeros along `dim`, each shaped like one entry of `like`.
+T zero_rows(const T& like, int64_t dim, int64_t rows) {
+  return at::zeros_like(like.narrow(dim, 0, 1)).repeat_interleave(rows, dim);
+}
+
 bool is_packed(const Case& c, const TokenSequences& s) {
   return !s.lengths.empty() && c.has(s.lengths) && !c.integers(s.lengths).empty();
 }
@@ -199,7 +211,7 @@ class Declared final : public SequenceFamily {
       if (rest > 0) {
         const T own = ch.whole.inputs.get(initial);
         rows.push_back(own.defined() ? own.narrow(dim, at.m(), rest).to(handed.scalar_type())
-                                     : at::zeros_like(handed.narrow(dim, 0, 1)).repeat_interleave(rest, dim));
+                                     : zero_rows(handed, dim, rest));
       }
       ch.second.inputs.set(initial, at::cat(rows, dim));
     }
@@ -259,7 +271,7 @@ class Declared final : public SequenceFamily {
       if (at.second_from() > 0) {
         const T d = cot.get("d" + final);
         rows.push_back(d.defined() ? narrowed(d, dim, 0, at.second_from()).to(handed.scalar_type())
-                                   : at::zeros_like(handed.narrow(dim, 0, 1)).repeat_interleave(at.second_from(), dim));
+                                   : zero_rows(handed, dim, at.second_from()));
       }
       if (at.continued) rows.push_back(handed.narrow(dim, 0, 1));
       out.set("d" + final, at::cat(rows, dim));
@@ -377,11 +389,6 @@ class Declared final : public SequenceFamily {
     return at;
   }
   Cut cut_of_packed(const ChunkedProblem& ch) const { return cut_packed(ch.whole.c, cut_of(ch)); }
-  static T offsets_of(const std::vector<int64_t>& lengths) {
-    std::vector<int64_t> offsets{0};
-    for (const int64_t length : lengths) offsets.push_back(offsets.back() + length);
-    return at::tensor(offsets, at::kLong);
-  }
   const Laid& laid(const std::string& name) const {
     for (const auto* list : {&inputs_, &outputs_})
       for (const auto& t : *list)
@@ -475,12 +482,7 @@ void packed_layout(KernelSpec& spec, TokenSequences& s, std::vector<IntOption> l
                           }});
   spec.inputs.push_back(TensorSpec(s.offsets, {"offsets"})
                             .when([s](const Case& c) { return is_packed(c, s); })
-                            .computed([s](const Case& c) {
-                              std::vector<int64_t> offsets{0};
-                              for (const int64_t length : c.integers(s.lengths))
-                                offsets.push_back(offsets.back() + length);
-                              return at::tensor(offsets, at::kLong);
-                            }));
+                            .computed([s](const Case& c) { return offsets_of(c.integers(s.lengths)); }));
 }
 
 OpFunction one_sequence_at_a_time(const KernelSpec& spec, const TokenSequences& s, OpFunction single) {
