@@ -3,13 +3,17 @@
 The script needs torch and the kernel's own package, not kprop. It holds:
 
 - the inputs and cotangents exactly as kprop handed them (their bits, dtypes and strides,
-  embedded compressed; a kept case is shrunk, so they are small);
+  embedded compressed; a kept case is shrunk, so they are small), each followed by a
+  margin of NaN, so that a read past a tensor's end shows in every run, not only when the
+  allocator left something nonzero there;
 - the call as the adapter makes it: the source of the function registered with
   ``kprop.implementation`` and of what it uses, written out, through autograd;
 - the float64 reference in a few lines of PyTorch (python/kprop/references.py, held to
   kprop's C++ oracle by the suite; kprop's results embedded for a kernel without one)
   and the derived bound of each element;
-- the comparison that fails, printing its numbers, and an ``assert``;
+- the comparison that fails, printing its numbers, and an ``assert`` on the result the
+  finding's identity names (another result that is off is printed, not asserted: another
+  defect has its own identity, file and script);
 - a watch over the inputs and cotangents the implementation does not declare it writes
   over, compared bit for bit after each call.
 
@@ -121,7 +125,7 @@ def values(items, dtype, size, stride, offset=0):
     """A tensor from its storage written out (each value exact in its dtype), on DEVICE,
     with the strides and storage offset kprop handed it in."""
     exact = torch.tensor(items, dtype=torch.float64 if dtype.is_floating_point else dtype)
-    return exact.to(dtype).to(DEVICE).as_strided(size, stride, offset)
+    return before_a_margin(exact.to(dtype).to(DEVICE), size, stride, offset)
 
 
 def tensor(data, dtype, size, stride, offset=0):
@@ -131,7 +135,19 @@ def tensor(data, dtype, size, stride, offset=0):
     bits = {torch.float64: torch.int64, torch.float32: torch.int32,
             torch.float16: torch.int16, torch.bfloat16: torch.int16}.get(dtype, dtype)
     flat = (torch.frombuffer(raw, dtype=bits) if raw else torch.empty(0, dtype=bits)).view(dtype)
-    return flat.to(DEVICE).as_strided(size, stride, offset)
+    return before_a_margin(flat.to(DEVICE), size, stride, offset)
+
+
+def before_a_margin(flat, size, stride, offset):
+    """The tensor over `flat`, its floating storage followed by a margin of NaN as kprop's
+    guard property lays tensors out: a read past its end shows as a NaN in the results,
+    whatever the allocator happens to place there. The storage still starts where kprop's
+    did (its offset is part of the case)."""
+    if flat.is_floating_point():
+        margin = torch.full((max(1024, flat.numel()),), float("nan"), dtype=flat.dtype,
+                            device=flat.device)
+        flat = torch.cat([flat, margin])
+    return flat.as_strided(size, stride, offset)
 
 
 def run(call, arguments, cotangents):
@@ -269,6 +285,19 @@ def differing(name, a, b, bound=None):
     else:
         print(f"{name}: bit-identical")
     return n
+
+
+def this_defect(counts, written):
+    """The counts that are this script's defect: the result its identity names (DEFECT),
+    where the call returned it; otherwise every result and the overwrites. What else is
+    off is printed, not asserted: another defect has its own identity and script."""
+    if DEFECT not in counts:
+        return counts, written
+    others = sorted(name for name, n in counts.items() if n and name != DEFECT)
+    if others or written:
+        print(f"also off, not this defect ({DEFECT}): {', '.join(others)}"
+              + (f"{', ' if others else ''}{written} inputs written over" if written else ""))
+    return {DEFECT: counts[DEFECT]}, 0
 '''
 
 _EXPECTED_COMPUTED = '''
@@ -293,8 +322,10 @@ def main():
     missing = sorted(set(exact) ^ set(results))
     for name in missing:
         print(f"{name}: returned by {'the reference' if name in exact else 'the call'} only")
-    over = len(missing) + sum(over_bound(name, results[name], exact[name], BOUND[name])
-                              for name in exact if name in results)
+    over = {name: over_bound(name, results[name], exact[name], BOUND[name])
+            for name in exact if name in results}
+    over, written = this_defect(over, written)
+    over = len(missing) + sum(over.values())
     assert over == 0, f"{over} elements outside their derived error bound"
     assert written == 0, f"{written} inputs or cotangents written over"
     print("every result within its derived bound of the float64 reference; no input "
@@ -312,12 +343,20 @@ def main():
         if name in plain:
             over_bound(name, plain[name], exact[name], BOUND[name])
     print(f"-- {LAID_OUT} against the contiguous call:")
-    n = sum(differing(name, plain[name], other[name], BOUND_BETWEEN_TWO[name] if WITHIN_BOUND else None)
-            for name in plain if name in other)
+    n = {name: differing(name, plain[name], other[name], BOUND_BETWEEN_TWO[name] if WITHIN_BOUND else None)
+         for name in plain if name in other}
+    n, written = this_defect(n, written + written_laid_out)
+    n = sum(n.values())
     assert n == 0, f"{n} elements change with {LAID_OUT}"
-    assert written + written_laid_out == 0, "inputs or cotangents written over"
+    assert written == 0, "inputs or cotangents written over"
     print(f"the results do not change with {LAID_OUT}")
 '''
+
+
+def _defect_result(identity):
+    """The result a kept identity names ("kernel/impl/dw [rows] {flags}" -> "dw"), or ""."""
+    parts = identity.split("/", 2)
+    return parts[2].split()[0] if len(parts) == 3 and parts[2].split() else ""
 
 
 def write(path, impl=None, device="cuda"):
@@ -346,7 +385,8 @@ def write(path, impl=None, device="cuda"):
     imports, definitions = [], []
     seen = {name: object() for name in ("values", "tensor", "run", "in_float64", "same_bits",
                                         "snapshot", "overwritten", "index_of", "over_bound",
-                                        "differing", "expected", "main", "call", "arguments",
+                                        "differing", "before_a_margin", "this_defect", "DEFECT",
+                                        "expected", "main", "call", "arguments",
                                         "cotangents", "DEVICE", "RETURNS", "OUTPUT_NAMES",
                                         "GRADIENT_NAMES", "WATCHED", "COTANGENT_NAMES",
                                         "REFERENCE", "BOUND", "BOUND_BETWEEN_TWO", "LAID_OUT",
@@ -403,6 +443,7 @@ def write(path, impl=None, device="cuda"):
                        if "d" + output_names[r] not in declared}
     lines.append(f"WATCHED = {watched!r}  # argument -> kprop's name")
     lines.append(f"COTANGENT_NAMES = {cotangent_names!r}")
+    lines.append(f"DEFECT = {_defect_result(identity)!r}  # the result the identity names")
 
     def tensor_block(fname, values, swap=None):
         """def fname(laid_out=False): {name: value}, one value replaced when laid out."""

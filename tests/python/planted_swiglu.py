@@ -9,6 +9,9 @@ three "commits", chosen by PLANTED_SWIGLU:
   storage's pointer rather than the tensor's would, which layout shows ("offset");
 - `overwrites_b`: the backward stores db over the b it saved, which the watch over
   handed tensors shows;
+- `reads_past_end`: the last element of c takes in the element that lies past b's end in
+  its storage (an unmasked load: on the CPU, where b's storage ends with b, it reads 0);
+- `db_doubled`: db is twice what it should be, c is right;
 - `fixed`: none of these.
 """
 import os
@@ -34,9 +37,35 @@ class _StoresOverB(torch.autograd.Function):
         return da, b
 
 
+class _DoublesDb(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return torch.nn.functional.silu(a) * b
+
+    @staticmethod
+    def backward(ctx, dc):
+        a, b = ctx.saved_tensors
+        s = torch.sigmoid(a)
+        return dc * b * (s + a * s * (1 - s)), 2 * dc * torch.nn.functional.silu(a)
+
+
+def _past_the_end(b):
+    """The element after b's last one in its storage, as an unmasked load would read it; 0
+    where the storage ends there."""
+    storage = b.untyped_storage() if hasattr(b, "untyped_storage") else b.storage()  # torch 1.13
+    elements = storage.nbytes() // b.element_size()
+    after = b.storage_offset() + sum((n - 1) * s for n, s in zip(b.shape, b.stride())) + 1
+    if after >= elements:
+        return torch.zeros((), dtype=b.dtype, device=b.device)
+    return b.as_strided((1,), (1,), after)[0]
+
+
 def swiglu(a, b):
     if COMMIT == "overwrites_b":
         return _StoresOverB.apply(a, b)
+    if COMMIT == "db_doubled":
+        return _DoublesDb.apply(a, b)
     if COMMIT == "ignores_offset":
         a = torch.as_strided(a, a.shape, a.stride(), 0)
     if COMMIT == "storage_order" and not a.is_contiguous():
@@ -44,4 +73,6 @@ def swiglu(a, b):
     c = torch.nn.functional.silu(a) * b
     if COMMIT == "odd_width" and a.shape[-1] % 2 == 1:
         c = torch.cat([c[..., :-1], torch.nn.functional.silu(a[..., -1:])], dim=-1)
+    if COMMIT == "reads_past_end":
+        c = c + torch.nn.functional.pad(_past_the_end(b.detach()).reshape(1), (c.numel() - 1, 0)).reshape(c.shape)
     return c
