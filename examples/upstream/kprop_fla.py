@@ -93,10 +93,16 @@ def _public(x, weight, bias, initial_state, cu_seqlens, activation, num_cores):
 # Through autograd: kprop calls the public Function and derives the backward with
 # torch.autograd.grad, so its backward wiring (ctx, saved tensors, dht) is tested too.
 # Triton takes no float64 (fp_downcast_rounding on an up-cast): gradient then checks the
-# backward in float32 against the float64 reference's gradient, and says so.
-kprop.implementation("causal_conv1d", "fla", _public,
-                     dtypes=["float32", "bfloat16", "float16"], devices=["cuda"],
-                     environment=IEEE_FP32)
+# backward in float32 against the float64 reference's gradient, and says so. A checkout
+# from before fla.modules.conv (6552c17e) registers none: its other kernels stay testable.
+try:
+    import fla.modules.conv.triton.ops  # noqa: E402, F401
+except Exception as e:  # noqa: BLE001 (an older or partial checkout must not stop the rest)
+    print(f"kprop_fla: causal_conv1d not registered: {e}", file=sys.stderr)
+else:
+    kprop.implementation("causal_conv1d", "fla", _public,
+                         dtypes=["float32", "bfloat16", "float16"], devices=["cuda"],
+                         environment=IEEE_FP32)
 
 
 def _gated_norm(x, g, w, b, residual, norm, activation, prenorm):
@@ -254,5 +260,4 @@ else:
 # case took over 60 s so with 16 processes compiling), which dominates a search over many
 # shapes; a run with one config tests that config's tiling in a fraction of the time.
 if os.environ.get("KPROP_FLA_CONFIGS"):
-    import fla.modules.conv.triton.kernels  # noqa: E402, F401
     _keep_configs_of_fla(int(os.environ["KPROP_FLA_CONFIGS"]))
