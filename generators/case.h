@@ -6,7 +6,7 @@
 // kernel's schema declares (generators/schema.h), e.g. causal_conv1d's lengths and W.
 // Tensor contents are never part of it: the harness materializes them deterministically
 // from `seed` and `distribution`, so a Case alone replays a failure bit for bit
-// (DESIGN.md §1, §6).
+// (docs/design.md §1, §6).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Choice sources: where a generator's decisions come from (DESIGN.md §6).
+// Choice sources: where a generator's decisions come from (docs/design.md §6).
 //
 // A kernel's generator is written once (generators/draw.h walks its schema); every
 // decision it makes is one call to a ChoiceSource, as in Hypothesis and google/fuzztest:

@@ -1,4 +1,4 @@
-// A kernel's schema: the parameters its cases have, declared once (DESIGN.md §6).
+// A kernel's schema: the parameters its cases have, declared once (docs/design.md §6).
 //
 // Per parameter: its type, its bounds or choices, the simplest value (what shrinking
 // moves toward), the weighted edge values the generator leans on, the earlier parameters

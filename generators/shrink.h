@@ -1,5 +1,5 @@
-// Shrinking any case along its schema (DESIGN.md §6): whoever made the case — a search,
-// a fuzzer, a person writing a file — it shrinks the same way.
+// Shrinking any case along its schema (docs/design.md §6): whoever made the case — a
+// search, a fuzzer, a person writing a file — it shrinks the same way.
 //
 // A schema step changes one parameter toward its simplest value (a list loses elements or
 // one element gets smaller; an integer moves toward its simplest; a flag or a choice

@@ -1,4 +1,4 @@
-// Case files: one minimized case per human-readable JSON file (DESIGN.md §6).
+// Case files: one minimized case per human-readable JSON file (docs/design.md §6).
 //
 //   {
 //     "schema": "kprop-case/2",

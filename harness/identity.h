@@ -1,4 +1,4 @@
-// Identities: which defect a failure shows (DESIGN.md §6).
+// Identities: which defect a failure shows (docs/design.md §6).
 //
 // A signature says everything that failed (property, every failing tensor, memory
 // findings); one defect seen through several properties, or next to another defect,

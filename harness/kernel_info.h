@@ -135,7 +135,7 @@ class KernelInfo {
   virtual std::vector<std::string> outputs_with_cotangent(const Problem& p) const = 0;
 
   // Per element, a bound on |implementation - exact| for an implementation that computes
-  // `p` in its dtype as the kernel's numerics policy says (DESIGN.md §5). `reference`
+  // `p` in its dtype as the kernel's numerics policy says (docs/design.md §5). `reference`
   // holds the float64 reference outputs and gradients for `cotangents`.
   // `joined_partials` has one entry per computation that a check compares: how many
   // partial results it rounded to the output dtype and summed outside the kernel (0 for

@@ -1,5 +1,5 @@
 // Precision models: a small network around one kernel, computed three ways, so that a
-// low-precision test failure can be told apart from rounding (DESIGN.md §5).
+// low-precision test failure can be told apart from rounding (docs/design.md §5).
 //
 // A kernel-level bound says how far one call may be from float64. A test of a whole
 // module (projections through ATen matmuls around the kernel) compares the module's

@@ -1,5 +1,5 @@
 // Rounding errors carried through a chain of operations, element by element
-// (DESIGN.md §5, for chains rather than one call).
+// (docs/design.md §5, for chains rather than one call).
 //
 // Every value of a low-precision chain is `exact + error`, where `exact` is the float64
 // chain's value. A Bounded holds, per element, the exact value and two sizes of its error:

@@ -110,7 +110,7 @@ ShrinkResult shrink(const Case& failing, const Verdict& verdict, const std::stri
                     const std::map<std::string, ParamValue>& fixed = {});
 
 // The property that compares one call with the oracle: every failure is localized to
-// the call that is wrong, and named and kept through it (DESIGN.md §6). A defect seen
+// the call that is wrong, and named and kept through it (docs/design.md §6). A defect seen
 // by a metamorphic relation (a wrong dh0 of the second part of a chunked call) is then
 // the same corpus entry as the defect seen directly.
 inline constexpr const char* kDirectProperty = "vs_reference";

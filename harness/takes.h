@@ -1,4 +1,4 @@
-// What an implementation takes (DESIGN.md §2), as PyTorch's OpInfo declares dtypes: its
+// What an implementation takes (docs/design.md §2), as PyTorch's OpInfo declares dtypes: its
 // dtypes, its devices and the parameter values it accepts. A case outside them is not run:
 // it is counted and reported as rejected ("not taken: ..."), never a failure; an error on
 // a case inside them is a failure. A Triton kernel that refuses float64, a CUDA kernel

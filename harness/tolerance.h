@@ -1,4 +1,4 @@
-// Rounding-error bounds (DESIGN.md §5), from which every tolerance is derived.
+// Rounding-error bounds (docs/design.md §5), from which every tolerance is derived.
 //
 // A sum of K terms computed in floating point with unit roundoff u differs from the
 // exact sum by at most gamma_K * sum|terms|, gamma_K = K u / (1 - K u) (Higham, Accuracy

@@ -10,7 +10,7 @@ pair, for kernels with their own backward entry point; a function tested through
 is registered with ``kprop.implementation`` instead). This one is
 composed of ATen operations in float64, one sequence at a time, and rounds each result
 once to its input's dtype; a Triton kernel is registered the same way (for "CUDA") and
-launched from the function. The semantics are DESIGN.md §3's:
+launched from the function. The semantics are docs/design.md §3's:
 
     x [B, T, D]; packed: B = 1 and cu_seqlens [N+1]; weight [D, W]; bias [D];
     initial_state h0 [N, D, W] (column c holds input position c - W);

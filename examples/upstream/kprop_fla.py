@@ -12,7 +12,7 @@ https://github.com/fla-org/flash-linear-attention, named by FLA_SRC (the folder 
       python3 -m kprop check causal_conv1d --import kprop_fla --impl fla::causal_conv1d \
       --device cuda
 
-Conventions match kprop's contract (DESIGN.md §3 follows fla's layouts): x [B, T, D],
+Conventions match kprop's contract (docs/design.md §3 follows fla's layouts): x [B, T, D],
 weight [D, W], initial and final state [N, D, W], packed sequences by cu_seqlens. The
 `num_cores` hint is ignored (a GPU kernel picks its own grid). It is tested as models call
 it: `CausalConv1dFunction.apply`, the backward by autograd (kprop.implementation).

@@ -1,6 +1,6 @@
 // The nightly run: the libFuzzer targets (in fork mode, as child processes) alongside
 // kprop's random searches, for a time budget; every finding replayed, shrunk, named and
-// kept in the corpus unless its identity is there already (DESIGN.md §6).
+// kept in the corpus unless its identity is there already (docs/design.md §6, §11).
 //
 // Everything it has reported is on disk first: a finding's case file is written (through
 // a rename) before it is printed, and `DIR/state.json` (rewritten the same way) records

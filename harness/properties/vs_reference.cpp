@@ -1,6 +1,6 @@
 // vs_reference: the implementation in the case's dtype against the float64 reference,
 // outputs and gradients, each element within its derived rounding-error bound
-// (DESIGN.md §5) — never a hand-picked atol.
+// (docs/design.md §5) — never a hand-picked atol.
 #include "harness/properties/calls.h"
 #include "harness/properties/registry.h"
 

@@ -12,7 +12,7 @@
 //   bit_exact       the implementation's chain equals the framework's, bit for bit
 //   outside_bound   the implementation is farther from float64 than the bound allows
 //   farther         within the bound, but more than 2x as far from float64 as the
-//                   framework's own chain (DESIGN.md §5), in error/bound
+//                   framework's own chain (docs/design.md §5), in error/bound
 //   rounding        differs from the framework, both within the bound, and no more than
 //                   2x as far from float64: rounding, not a bug
 #pragma once
@@ -86,7 +86,7 @@ struct TensorPrecision {
   std::string reason;  // one sentence
 };
 
-// The rule of DESIGN.md §5: no more than this many times as far from float64 as the
+// The rule of docs/design.md §5: no more than this many times as far from float64 as the
 // framework's own low-precision chain (measured in error/bound).
 constexpr double kFartherThanFramework = 2.0;
 

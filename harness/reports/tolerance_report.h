@@ -3,7 +3,7 @@
 //
 // For each tensor it gives the smallest atol that an `allclose(rtol, atol)` test would
 // need at each of a few rtols — the table otherwise computed by hand — next to the
-// error as a multiple of its derived rounding-error bound (DESIGN.md §5), which says
+// error as a multiple of its derived rounding-error bound (docs/design.md §5), which says
 // whether that atol is rounding (err/bound <= 1) or a bug (> 1), and where the worst
 // element lies. Cases are measured as vs_reference checks them (same cotangents, same
 // bounds); a batch is aggregated per kernel, implementation and dtype.

@@ -1,4 +1,4 @@
-// A kernel in one declaration (DESIGN.md §8): what kprop must know about a kernel, said
+// A kernel in one declaration (docs/design.md §8): what kprop must know about a kernel, said
 // once, and compiled into the KernelInfo that every property reads (register_spec).
 //
 // From the declaration kprop derives what each kernel used to write by hand:
@@ -169,9 +169,9 @@ using Magnitude = std::function<at::Tensor(const Exact&)>;
 // gradients): shared by the results' bounds, computed once per case.
 using SharedMagnitudes = std::shared_ptr<const std::function<NamedTensors(const Exact&)>>;
 
-// How a result is computed, for its derived bound (DESIGN.md §5). Each computation a check
-// compares is within its own bound; `rounded_partials` counts partial results stored in the
-// output dtype on the way inside one call.
+// How a result is computed, for its derived bound (docs/design.md §5). Each computation a
+// check compares is within its own bound; `rounded_partials` counts partial results stored
+// in the output dtype on the way inside one call.
 struct Bound {
   enum class Kind { elementwise, sum, framework } kind = Kind::elementwise;
   int roundings = 1;       // elementwise: roundings in the accumulation type
@@ -199,11 +199,11 @@ struct Bound {
   static Bound sum_over(std::string dim, Magnitude m);
   static Bound sum_of(std::function<int64_t(const Case&)> k, Magnitude m, int rounded_partials = 0);
   // The framework-reference rule, where no model of the rounding bounds the error carried
-  // through a long computation (DESIGN §5): `distances` says how far the framework's own
-  // computation in the case's dtype lies from float64, per element of each result; an
-  // implementation may carry twice that, plus the rounding of the last step that forms the
-  // result: a sum of `terms` terms whose |terms| are `local`'s (the step on exact values),
-  // with the partials it declares (partials_when) rounded to the dtype on the way.
+  // through a long computation (docs/design.md §5): `distances` says how far the
+  // framework's own computation in the case's dtype lies from float64, per element of each
+  // result; an implementation may carry twice that, plus the rounding of the last step that
+  // forms the result: a sum of `terms` terms whose |terms| are `local`'s (the step on exact
+  // values), with the partials it declares (partials_when) rounded to the dtype on the way.
   static Bound framework_distance(SharedMagnitudes distances, std::string result,
                                   SharedMagnitudes local, std::function<int64_t(const Case&)> terms);
   Bound& partials_when(std::function<int(const Case&)> f) { partials = std::move(f); return *this; }

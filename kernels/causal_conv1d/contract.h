@@ -1,4 +1,4 @@
-// The causal_conv1d operator contract (DESIGN.md §3): the schema every implementation
+// The causal_conv1d operator contract (docs/design.md §3): the schema every implementation
 // registers, the tensors it takes and returns, and the boxed calls through the
 // dispatcher that the harness uses for all of them alike.
 //

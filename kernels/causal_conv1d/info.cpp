@@ -59,7 +59,7 @@ Problem materialize(const Case& c) {
                       s.has_initial_state ? draw({N, s.D, s.W}, 3) : at::Tensor());
 }
 
-// DESIGN.md §5: each output is a short sum; its bound is gamma_K of the accumulation
+// docs/design.md §5: each output is a short sum; its bound is gamma_K of the accumulation
 // type times the sum of |terms| — computed by running the float64 reference on
 // absolute values — plus the output's rounding. With silu, the error of the
 // recomputed, rounded pre-activation passes through silu'' (|silu''| <= 1/2) into g.

@@ -1,4 +1,4 @@
-// The causal_conv1d oracle: DESIGN.md §3's formulas as plain float64 loops, one sequence
+// The causal_conv1d oracle: docs/design.md §3's formulas as plain float64 loops, one sequence
 // at a time. Every other implementation is judged against this file, so it favours
 // being obviously right over being fast.
 #include <ATen/ATen.h>

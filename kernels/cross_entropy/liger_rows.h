@@ -77,7 +77,7 @@ at::Tensor reduced(const at::Tensor& loss_1d, const Options& o);
 // (0 when every row is ignored, as Liger returns: n_non_ignore = 0 never divides).
 NamedTensors reference_losses(const at::Tensor& logits, const at::Tensor& target, const Options& o);
 
-// Per row of float64 logits, what the derived bounds are proportional to (DESIGN.md §5).
+// Per row of float64 logits, what the derived bounds are proportional to (docs/design.md §5).
 struct Magnitudes {
   at::Tensor loss_row;   // [rows]: |terms| of one row's loss, times its 1/n ('mean'), 0 if ignored
   at::Tensor z_loss_row; // [rows]: the same for z_loss

@@ -136,7 +136,7 @@ void fla_distributions(const Case& c, NamedTensors& in) {
     });
 }
 
-// The framework-reference rule (DESIGN §5): the recurrence's error cannot be bounded
+// The framework-reference rule (docs/design.md §5): the recurrence's error cannot be bounded
 // element by element from |terms| (|I - beta k k^T| has norm up to 1 + beta |k|^2, so the
 // magnitudes grow like 2^seq, while the error itself does not: the map contracts). So an
 // implementation may be no worse than twice the distance from float64 of the same

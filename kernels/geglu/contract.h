@@ -1,4 +1,4 @@
-// The geglu operator contract (DESIGN.md §4): c = gelu_tanh(a) · b, element-wise.
+// The geglu operator contract (docs/design.md §4): c = gelu_tanh(a) · b, element-wise.
 //
 //   a, b          [..., cols], one shape and one floating dtype; the leading dims are
 //                 flattened into rows. The last dim has stride 1; rows may lie apart (the

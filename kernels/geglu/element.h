@@ -1,5 +1,5 @@
 // What one element of c, da and db is, rounded where the framework's policy rounds it
-// (DESIGN.md §4), or where a variant of the flatten-1D port rounds it instead. The
+// (docs/design.md §4), or where a variant of the flatten-1D port rounds it instead. The
 // emulations (rows.cpp, flat.cpp) compute every element through this one description,
 // in the compute type Acc (float; double for float64 inputs), and KernelInfo names a
 // deviation from the policy by the variant whose rounding reproduces it (info.cpp).

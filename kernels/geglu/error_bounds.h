@@ -1,4 +1,4 @@
-// The derived error bound of each geglu output (DESIGN.md §5) for an implementation that
+// The derived error bound of each geglu output (docs/design.md §5) for an implementation that
 // rounds where the policy rounds (torch_policy.cpp), per element:
 //
 //   gelu evaluated in the compute type w (fp32; float64 for float64 inputs) by the

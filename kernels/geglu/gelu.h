@@ -1,4 +1,4 @@
-// gelu_tanh and its derivative, written once as a sequence of steps (DESIGN.md §4):
+// gelu_tanh and its derivative, written once as a sequence of steps (docs/design.md §4):
 //
 //   a3 = a·a·a   inner = a + 0.044715·a3   z = sqrt(2/pi)·inner   t = tanh(z)
 //   gelu  = (a/2)·(1 + t)

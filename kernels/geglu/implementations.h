@@ -11,7 +11,7 @@ namespace kprop::geglu {
 at::Tensor reference_forward(const Args& args);
 Gradients reference_backward(const Args& args, const at::Tensor& dc);
 
-// The framework's rounding points (DESIGN.md §4), built from ATen ops.
+// The framework's rounding points (docs/design.md §4), built from ATen ops.
 at::Tensor policy_forward(const Args& args);
 Gradients policy_backward(const Args& args, const at::Tensor& dc);
 

@@ -1,4 +1,4 @@
-// GEGLU's rounding errors under the framework's policy (DESIGN.md §4), for inputs that
+// GEGLU's rounding errors under the framework's policy (docs/design.md §4), for inputs that
 // already carry errors (the outputs of bf16 matmuls): what the GEGLU MLP precision model
 // (mlp.cpp) propagates through its chain.
 //

@@ -1,4 +1,4 @@
-// torch_policy: the framework's rounding points (DESIGN.md §4) built from ATen ops, as a
+// torch_policy: the framework's rounding points (docs/design.md §4) built from ATen ops, as a
 // PyTorch module computes GEGLU, i.e. `gelu(a, approximate="tanh") * b` and its autograd
 // (and as Liger-Kernel's fused geglu kernel rounds):
 //

@@ -280,8 +280,8 @@ void expect_dtype(const char* name, const at::Tensor& t, at::ScalarType dtype) {
 }
 
 // Every output and gradient of `tiled` within the bound kprop derives for it
-// (KernelInfo::error_bounds, DESIGN.md §5) of the float64 reference on the same (rounded)
-// inputs: the harness's own judgement, no hand-picked tolerance.
+// (KernelInfo::error_bounds, docs/design.md §5) of the float64 reference on the same
+// (rounded) inputs: the harness's own judgement, no hand-picked tolerance.
 void expect_within_derived_bounds(const CallSpec& s, const Inputs& in, const ForwardResult& f,
                                   const BackwardResult& b, const ForwardResult& rf,
                                   const BackwardResult& rb) {
