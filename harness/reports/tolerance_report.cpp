@@ -162,7 +162,7 @@ const char* kReadingGuide =
     "`|actual - expected| <= atol + r * |expected|` holds for every element of every case, "
     "i.e. what `torch.allclose(actual, expected, rtol=r, atol=...)` would need. *max "
     "err/bound* is the largest error as a multiple of that element's derived "
-    "rounding-error bound (DESIGN.md §5): err/bound <= 1: within the rounding error the "
+    "rounding-error bound (docs/design.md §5): err/bound <= 1: within the rounding error the "
     "computation allows, so the atol beside it is the price of the dtype; > 1: a bug or an "
     "under-derived bound, so look at the worst case and region before raising any "
     "tolerance.\n";
