@@ -18,8 +18,8 @@
 #                                        them); the targets find them through RPATH
 #                                        $ORIGIN/lib
 #
-# Local test with the variables OSS-Fuzz sets (README, "Running kprop's fuzz targets on
-# ClusterFuzzLite / OSS-Fuzz"):
+# Local test with the variables OSS-Fuzz sets (docs/clusterfuzzlite.md, "Run it
+# locally"):
 #   CC=clang-14 CXX=clang++-14 CFLAGS="..." CXXFLAGS="..." LIB_FUZZING_ENGINE=-fsanitize=fuzzer \
 #   SRC=/tmp/cfl-src WORK=/tmp/cfl-work OUT=/tmp/cfl-out bash .clusterfuzzlite/build.sh
 #
