@@ -49,6 +49,13 @@ int run_cli(const std::vector<std::string>& args) {
   app.add_subcommand("repro", "write a standalone PyTorch script that reproduces a kept "
                               "finding (python3 -m kprop repro; docs/repro.md)")
       ->allow_extras();
+  // One behaviour per option: a repeatable option takes one value per occurrence in every
+  // command, so that `check --dtype float32 causal_conv1d` leaves the kernel a positional.
+  for (CLI::App* cmd : app.get_subcommands([](CLI::App*) { return true; }))
+    for (CLI::Option* opt : cmd->get_options([](CLI::Option* o) {
+           return o->nonpositional() && o->get_items_expected_max() > 1;
+         }))
+      opt->allow_extra_args(false);
   try {
     // As main() gets it: the program's name first (CLI11 names the app after it).
     std::vector<std::string> copy = args;

@@ -21,7 +21,7 @@ void add_hunt_command(CLI::App& app, HuntOptions& o) {
   auto* cmd = app.add_subcommand("hunt", "find, shrink and keep each known defect");
   cmd->add_option("kernel", o.kernel, "kernel (default: the first registered)");
   cmd->add_option("--defect", o.defects, "defect name; repeatable (default: all)");
-  cmd->add_option("--seed", o.seed, "seed of the case stream (default: 0)");
+  cmd->add_option("--seed", o.seed, "seed of the case stream (default: 0)")->check(not_negative());
   cmd->add_option("--cases", o.cases, "cases per hunt (default: 5000)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000000000}));
   cmd->add_option("--corpus", o.corpus, "corpus folder (default: corpus)");

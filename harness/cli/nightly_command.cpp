@@ -82,11 +82,14 @@ int run_nightly(const NightlyOptions& o) {
   config.fuzzers = o.fuzzers.empty() ? fuzzers_beside_kprop() : o.fuzzers;
   config.seed = o.seed;
   config.shrink_seconds = o.shrink_seconds;
+  // With --json, stdout holds the JSON summary alone (as every command's does); the
+  // progress goes to stderr.
+  std::FILE* say_to = o.common.json ? stderr : stdout;
   for (const auto& removed : prepare_corpus(o.corpus))  // unwritable: exit 2 now, not after hours
-    fmt::print("removed {} (left by a killed run)\n", removed);
-  config.say = [](const std::string& line) {
-    fmt::print("{}\n", line);
-    std::fflush(stdout);
+    fmt::print(say_to, "removed {} (left by a killed run)\n", removed);
+  config.say = [say_to](const std::string& line) {
+    fmt::print(say_to, "{}\n", line);
+    std::fflush(say_to);
   };
   install_interrupt_handlers();
   config.interrupted = [] { return interrupted(); };
@@ -94,8 +97,12 @@ int run_nightly(const NightlyOptions& o) {
   const NightlyResult r = run_nightly(config);
   write_nightly_summary(config, r);
   if (entry().result) entry().result(nightly_summary_json(config, r));
-  fmt::print("{}", nightly_summary_markdown(config, r));
-  fmt::print("summary: {}/summary.md, {}/summary.json\n", o.out, o.out);
+  if (o.common.json) {
+    fmt::print("{}", nightly_summary_json(config, r));
+  } else {
+    fmt::print("{}", nightly_summary_markdown(config, r));
+    fmt::print("summary: {}/summary.md, {}/summary.json\n", o.out, o.out);
+  }
   std::fflush(stdout);
   if (r.default_failed) return 1;
   return r.interrupted ? interrupted_exit_code() : 0;

@@ -130,7 +130,7 @@ void add_report_command(CLI::App& app, ReportOptions& o) {
   cmd->add_option("paths", o.paths,
                   "tolerance: case files, or folders searched for *.json; precision: the model "
                   "(" + known + ")");
-  cmd->add_option("--kernel", o.kernel, "kernel of a generated batch (default: the first registered)");
+  cmd->add_option("--kernel", o.kernel, "kernel of a generated batch (default: the first by name)");
   // Empty means "each case file's own implementation", which a default value in the
   // header cannot say; a generated batch then uses tiled.
   o.impl.clear();

@@ -1,6 +1,7 @@
 #include "harness/nightly/nightly.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
@@ -151,6 +152,7 @@ void Session::plan() {
   if (kernels.empty())
     throw UsageError(fmt::format("no fuzz target in {} (fuzz_<kernel>: built by the clang "
                                  "build under build/fuzz)", config_.fuzzers));
+  std::set<std::string> named;  // the --impl names some kernel of the run has
   for (const auto& kernel : kernels) {
     const KernelInfo& info = find_kernel(kernel);
     if (!fs::exists(fs::path(config_.fuzzers) / fuzz_target_name(kernel, "")))
@@ -163,6 +165,7 @@ void Session::plan() {
         // An implementation of another kernel named with --impl is that kernel's.
         try {
           impls.push_back(resolve_implementation(kernel, name).name);
+          named.insert(name);
         } catch (const UsageError&) {
           if (kernels.size() == 1) throw;
         }
@@ -177,6 +180,11 @@ void Session::plan() {
       for (const auto& p : info.properties()) searches_.push_back({kernel, impl, p, {}});
     }
   }
+  // A name no kernel of the run has is a typo, as it is for check: not a quiet no-op.
+  for (const auto& name : config_.impls)
+    if (!named.count(name))
+      throw UsageError(fmt::format("unknown implementation '{}' of {}", name,
+                                   fmt::join(kernels, ", ")));
 }
 
 void Session::start(Target& t, double seconds, int fork_jobs) {
