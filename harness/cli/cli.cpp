@@ -4,6 +4,7 @@
 // Exit codes: 0 pass, 1 a property failed, 2 bad usage or a bad case.
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,10 @@ int run_cli(const std::vector<std::string>& args) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  // KPROP_PARSE_ONLY=1: the command line parsed, nothing run (the docs check holds every
+  // command line of README.md and docs/ to this parser: tests/docs/check_docs.py).
+  if (const char* only = std::getenv("KPROP_PARSE_ONLY"); only && std::string(only) == "1")
+    return 0;
   // Each command line starts afresh, also the second one a Python process runs
   // (bench/gpu/steady.py): no earlier interrupt, no earlier calls' time in its profile.
   clear_interrupt();
