@@ -157,8 +157,7 @@ class Layouts {
 
 class Declared final : public SequenceFamily {
  public:
-  Declared(const KernelSpec& spec, TokenSequences s)
-      : s_(std::move(s)), inputs_(laid_out(spec.inputs, s_)), outputs_(laid_out(spec.outputs, s_)) {}
+  Declared(const KernelSpec& spec, TokenSequences s) : s_(std::move(s)), layouts_(spec, s_) {}
 
   // ---- whole vs chunked ------------------------------------------------------------
   std::optional<ChunkedProblem> split(const Problem& whole) const override {
@@ -176,7 +175,7 @@ class Declared final : public SequenceFamily {
       first.c.set(s_.lengths, at.first);
       second.c.set(s_.lengths, at.second);
     }
-    for (const auto& in : inputs_) {
+    for (const auto& in : layouts_.inputs) {
       const T t = whole.inputs.get(in.name);
       if (!t.defined()) continue;
       if (in.name == s_.offsets) {
@@ -222,7 +221,7 @@ class Declared final : public SequenceFamily {
   NamedTensors later_part_only(const ChunkedProblem& ch, const NamedTensors& cot) const override {
     NamedTensors out;
     const bool packed = is_packed(ch.whole.c, s_);
-    for (const auto& o : outputs_) {
+    for (const auto& o : layouts_.outputs) {
       T t = cot.get("d" + o.name);
       if (!t.defined()) continue;
       if (o.time >= 0) {
@@ -282,7 +281,7 @@ class Declared final : public SequenceFamily {
   NamedTensors join_outputs(const ChunkedProblem& ch, const NamedTensors& first,
                             const NamedTensors& second) const override {
     NamedTensors out;
-    for (const auto& o : outputs_) {
+    for (const auto& o : layouts_.outputs) {
       if (is_final(o.name)) {
         if (!ch.whole.c.flag(s_.final_flag) || !second.has(o.name)) continue;
         const int64_t ended = is_packed(ch.whole.c, s_) ? cut_of_packed(ch).second_from() : 0;
@@ -298,7 +297,7 @@ class Declared final : public SequenceFamily {
   NamedTensors join_grads(const ChunkedProblem& ch, const NamedTensors& first,
                           const NamedTensors& second) const override {
     NamedTensors out;
-    for (const auto& in : inputs_) {
+    for (const auto& in : layouts_.inputs) {
       const std::string g = "d" + in.name;
       if (is_initial(in.name)) {
         if (!ch.whole.c.flag(s_.initial_flag) || !first.has(g)) continue;
@@ -325,7 +324,7 @@ class Declared final : public SequenceFamily {
     std::vector<Problem> out;
     for (const Part& part : parts) {
       Problem p{case_of(packed.c, s_, part), {}};
-      for (const auto& in : inputs_) {
+      for (const auto& in : layouts_.inputs) {
         const T t = packed.inputs.get(in.name);
         if (t.defined() && in.name != s_.offsets) p.inputs.set(in.name, part_of(t, in, part));
       }
@@ -335,18 +334,18 @@ class Declared final : public SequenceFamily {
   }
 
   NamedTensors join_separate_outputs(const Problem& packed, const std::vector<NamedTensors>& parts) const override {
-    return joined(outputs_, "", is_packed(packed.c, s_), parts);
+    return joined(layouts_.outputs, "", is_packed(packed.c, s_), parts);
   }
 
   NamedTensors join_separate_grads(const Problem& packed, const std::vector<NamedTensors>& parts) const override {
-    return joined(inputs_, "d", is_packed(packed.c, s_), parts);
+    return joined(layouts_.inputs, "d", is_packed(packed.c, s_), parts);
   }
 
   NamedTensors separate_cotangents(const Problem& packed, size_t part,
                                    const NamedTensors& cot) const override {
     const Part p = parts_of(packed.c, s_).at(part);
     NamedTensors out;
-    for (const auto& o : outputs_) {
+    for (const auto& o : layouts_.outputs) {
       const T t = cot.get("d" + o.name);
       if (t.defined()) out.set("d" + o.name, part_of(t, o, p));
     }
@@ -390,7 +389,7 @@ class Declared final : public SequenceFamily {
   }
   Cut cut_of_packed(const ChunkedProblem& ch) const { return cut_packed(ch.whole.c, cut_of(ch)); }
   const Laid& laid(const std::string& name) const {
-    for (const auto* list : {&inputs_, &outputs_})
+    for (const auto* list : {&layouts_.inputs, &layouts_.outputs})
       for (const auto& t : *list)
         if (t.name == name) return t;
     throw std::logic_error("token_sequences: no tensor " + name);
@@ -400,7 +399,7 @@ class Declared final : public SequenceFamily {
 
   NamedTensors cut_cotangents(const NamedTensors& cot, int64_t start, int64_t length) const {
     NamedTensors out;
-    for (const auto& o : outputs_) {
+    for (const auto& o : layouts_.outputs) {
       const T t = cot.get("d" + o.name);
       if (t.defined() && o.time >= 0) out.set("d" + o.name, narrowed(t, o.time, start, length));
     }
@@ -408,7 +407,7 @@ class Declared final : public SequenceFamily {
   }
 
   TokenSequences s_;
-  std::vector<Laid> inputs_, outputs_;
+  Layouts layouts_;  // the spec's tensors as laid out
 };
 
 ParamSpec& param_named(KernelSpec& spec, const std::string& name) {
