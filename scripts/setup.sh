@@ -16,6 +16,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev
   clang-14 libclang-rt-14-dev
   python3-torch python3-dev pybind11-dev
+  python3-pytest python3-venv python3-setuptools python3-wheel
 )
 missing=()
 for p in "${packages[@]}"; do
