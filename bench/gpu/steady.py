@@ -8,7 +8,10 @@ its clock, where the time went, what isolation cost) and one line:
     steady: LABEL: N cases in T s = R cases/s; warm-up run W s (exit E); measured A-B
 
 (A and B: the measured run's start and end, seconds since the epoch, to add up several
-processes over the span they shared). With `--together DIR:N`, N processes running one spec
+processes over the span they shared). `--json FILE` appends the same as one JSON object a line
+(label, cases, seconds, rate, stopped, warm_seconds, warm_exit, exit, measured_from,
+measured_to; `error` where the run gave no summary): what scripts/gpu.py's summary reads.
+With `--together DIR:N`, N processes running one spec
 beside each other on one GPU measure each run only once all N have finished its warm-up, so
 that their measured runs overlap (a process that came late would otherwise run alone).
 
@@ -20,6 +23,7 @@ a comment. Example (examples/upstream on PYTHONPATH, kprop's Python entry built)
 """
 import argparse
 import ctypes
+import json
 import os
 import re
 import shlex
@@ -63,7 +67,14 @@ def wait_for_all(together, run_name):
         time.sleep(0.05)
 
 
-def measure(number, label, cases, args, seed, together):
+def record(path, fields):
+    """Appends one run's numbers to the JSON-lines file `path` (None: nothing)."""
+    if path:
+        with open(path, "a") as out:
+            out.write(json.dumps(fields) + "\n")
+
+
+def measure(number, label, cases, args, seed, together, records=None):
     run = ["check"] + args + ["--cases", str(cases), "--seed", str(seed)]
     start = time.perf_counter()
     warm_code, _ = run_captured(run)
@@ -81,12 +92,18 @@ def measure(number, label, cases, args, seed, together):
             print(f"   {line}")
     if found is None:
         print(f"steady: {label}: no summary (exit {code}); its output:\n{text}", flush=True)
+        record(records, {"label": label, "exit": code, "warm_seconds": round(warm_seconds, 2),
+                         "warm_exit": warm_code, "error": "no summary"})
         return
     n, seconds, rate = int(found.group(1)), float(found.group(2)), int(found.group(3))
     stopped = " (stopped at a new failure)" if code == 1 else ""
     print(f"steady: {label}: {n} cases in {seconds:.2f} s = {rate} cases/s{stopped}; "
           f"warm-up run {warm_seconds:.1f} s (exit {warm_code}); "
           f"measured {measured_from:.2f}-{measured_to:.2f}", flush=True)
+    record(records, {"label": label, "cases": n, "seconds": seconds, "rate": rate,
+                     "stopped": code == 1, "warm_seconds": round(warm_seconds, 2),
+                     "warm_exit": warm_code, "exit": code,
+                     "measured_from": round(measured_from, 2), "measured_to": round(measured_to, 2)})
 
 
 def barrier(text):
@@ -102,6 +119,8 @@ def main():
     parser.add_argument("--seed", type=int, default=7, help="seed of every run (default 7)")
     parser.add_argument("--together", metavar="DIR:N", type=barrier,
                         help="measure each run once N processes sharing DIR are warm")
+    parser.add_argument("--json", metavar="FILE",
+                        help="also append each run's numbers to FILE, one JSON object a line")
     options = parser.parse_args()
     lines = (sys.stdin if options.spec == "-" else open(options.spec)).read().splitlines()
     start = time.perf_counter()
@@ -109,7 +128,8 @@ def main():
     runs = [words for words in (shlex.split(line, comments=True) for line in lines)
             if len(words) >= 3]
     for number, words in enumerate(runs, 1):
-        measure(number, words[0], int(words[1]), words[2:], options.seed, options.together)
+        measure(number, words[0], int(words[1]), words[2:], options.seed, options.together,
+                options.json)
     print(f"steady: all runs in {time.perf_counter() - start:.1f} s", flush=True)
 
 
