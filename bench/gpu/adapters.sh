@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The upstream adapters through autograd (kprop.implementation) from a cold start, on the
-# GPU machine: what a new user's first runs report. Builds kprop (scripts/gpu.sh build),
+# GPU machine: what a new user's first runs report. Builds kprop (scripts/gpu.py build),
 # then, one process each, beside each other on the one GPU:
 #   fla-head-seed{0,1}  flash-linear-attention at its head, every property, seeds 0 and 1:
 #                       real findings only (no float64 refusal reported as a defect)
@@ -20,7 +20,7 @@ CASES=${CASES:-300}
 BOX=${BOX:-300}
 mkdir -p "$RESULTS"
 [ -x build-gpu/kprop ] ||
-  RESULTS=$RESULTS/build KERNELS="fla liger" scripts/gpu.sh build >"$RESULTS/build.txt" 2>&1
+  RESULTS=$RESULTS/build KERNELS="fla liger" scripts/gpu.py build >"$RESULTS/build.txt" 2>&1
 PY=${PYTHON:-$(command -v python3)}
 [ -x /opt/torch/.venv/bin/python3 ] && PY=${PYTHON:-/opt/torch/.venv/bin/python3}
 export PYTHONPATH=$root/build-gpu/python:$root/examples/upstream

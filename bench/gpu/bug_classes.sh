@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The bug-class properties (docs/bug-classes.md) against the real upstream kernels, on the
-# GPU machine from a cold start. Builds kprop (scripts/gpu.sh build), then runs, one process
+# GPU machine from a cold start. Builds kprop (scripts/gpu.py build), then runs, one process
 # each, beside each other on the one GPU, while nvcc compiles the Dao extension:
 #   fla-a252c17d   flash-linear-attention at a252c17d, which reads dy without its last
 #                  stride and the recomputed y with dy's strides in compute_dh0 (#1139),
@@ -47,7 +47,7 @@ t0=$(date +%s)
 # kprop first, alone (83 s with 16 cores): beside the Dao extension's nvcc a cold build took
 # over 10 min, twice, and ate a device call each time.
 [ -x build-gpu/kprop ] ||
-  RESULTS=$RESULTS/build KERNELS="fla liger" scripts/gpu.sh build >"$RESULTS/build.txt" 2>&1
+  RESULTS=$RESULTS/build KERNELS="fla liger" scripts/gpu.py build >"$RESULTS/build.txt" 2>&1
 dao_pid=
 if want dao; then
   ( "$PY" -c "import kprop_dao" >"$RESULTS/dao-build.log" 2>&1; echo "exit $?" >>"$RESULTS/dao-build.log" ) &

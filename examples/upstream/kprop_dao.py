@@ -38,7 +38,7 @@ import torch.utils.cpp_extension
 
 try:
     import kprop
-except ImportError:  # scripts/gpu.sh compiles the extension before kprop's entry is built
+except ImportError:  # scripts/gpu.py compiles the extension before kprop's entry is built
     kprop = None
 
 

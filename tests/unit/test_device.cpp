@@ -1,6 +1,6 @@
 // Where implementations run (harness/device.h) and where a run's time goes
 // (harness/call_profile.h). The CUDA path itself is exercised on the GPU machine
-// (scripts/gpu.sh); here: the settings, their errors, and that only outside
+// (scripts/gpu.py); here: the settings, their errors, and that only outside
 // implementations would move.
 #include <ATen/Context.h>
 #include <ATen/Functions.h>
