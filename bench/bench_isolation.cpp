@@ -19,7 +19,7 @@
 #include "harness/own_executable.h"
 #include "harness/property.h"
 #include "harness/runner.h"
-#include "kernels/common/dispatch.h"
+#include "harness/dispatch.h"
 
 namespace {
 

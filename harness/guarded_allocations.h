@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "harness/named_tensors.h"
-#include "kernels/common/memcheck.h"
+#include "harness/memcheck.h"
 
 namespace kprop {
 

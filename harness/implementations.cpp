@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "generators/errors.h"
-#include "kernels/common/dispatch.h"
+#include "harness/dispatch.h"
 
 namespace kprop {
 

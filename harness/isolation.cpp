@@ -21,8 +21,7 @@
 #include "harness/case_file.h"
 #include "harness/interrupt.h"
 #include "harness/own_executable.h"
-#include "harness/property.h"
-#include "harness/report.h"
+#include "harness/verdict_json.h"
 
 extern char** environ;
 
@@ -295,7 +294,7 @@ Verdict evaluate_isolated(const Case& c) {
   return verdict_from_json(answer);
 }
 
-int serve_isolated_cases(int in_fd, int out_fd) {
+int serve_isolated_cases(int in_fd, int out_fd, const std::function<Verdict(const Case&)>& evaluate) {
   // Answers go to `out_fd` alone: whatever a kernel prints lands on stderr.
   const int answers = dup(out_fd);
   dup2(STDERR_FILENO, out_fd);

@@ -9,7 +9,7 @@
 // a Triton compile error or a CUDA fault ends the worker's case, not kprop's run. It
 // loads the same libraries and imports the same modules, then
 // answers one case per line: the parent writes {"case": {...}} to its stdin, the worker
-// runs evaluate() in-process and answers the verdict as one JSON line (report.h's
+// runs evaluate() in-process and answers the verdict as one JSON line (verdict_json.h's
 // verdict_to_json) on its stdout; its own stdout is moved to stderr first, so a kernel
 // that prints cannot corrupt the answers. The parent waits with poll() up to the case's
 // time limit; on end of file it reaps the worker (the signal or exit code is the fault),
@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -66,8 +67,10 @@ struct IsolationStats {
 };
 IsolationStats isolation_stats();
 
-// The worker's side: answers cases from `in_fd` on `out_fd` until end of input; 0.
-int serve_isolated_cases(int in_fd, int out_fd);
+// The worker's side: answers cases from `in_fd` on `out_fd` with `evaluate` (property.h's,
+// handed down by the worker command: isolation sits below the properties) until end of
+// input; 0.
+int serve_isolated_cases(int in_fd, int out_fd, const std::function<Verdict(const Case&)>& evaluate);
 
 // "SIGSEGV" for SIGSEGV; "signal 77" for one without a name.
 std::string signal_name(int sig);

@@ -7,7 +7,7 @@
 
 #include "generators/errors.h"
 #include "harness/random_tensor.h"
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 
 namespace kprop {
 

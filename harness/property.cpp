@@ -7,8 +7,6 @@
 #include "generators/errors.h"
 #include "harness/interrupt.h"
 #include "harness/isolation.h"
-#include "harness/properties/calls.h"
-#include "harness/properties/registry.h"
 #include "harness/takes.h"
 
 namespace kprop {
@@ -23,6 +21,14 @@ std::vector<std::unique_ptr<Property>>& properties() {
 bool register_property(std::unique_ptr<Property> property) {
   properties().push_back(std::move(property));
   return true;
+}
+
+Verdict open_verdict(const KernelInfo& kernel, const Case& c) {
+  Verdict v;
+  v.kernel = kernel.name();
+  v.impl = c.impl;
+  v.property = c.property;
+  return v;
 }
 
 std::vector<std::string> property_names() {

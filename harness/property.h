@@ -2,7 +2,9 @@
 // case at a time. Properties know nothing of any kernel; they use its KernelInfo.
 #pragma once
 
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,15 @@
 #include "harness/verdict.h"
 
 namespace kprop {
+
+// The implementation under test raised (a c10::Error, any other exception). evaluate()
+// judges it: a refusal the implementation declares ("D must be divisible by BD", as the
+// real kernel raises where its preconditions fail) gives a rejected verdict, any other
+// error a failure with the fault "raised". Errors of kprop's own code outside the
+// implementation's calls propagate.
+struct ImplementationRefused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class Property {
  public:
@@ -31,6 +42,12 @@ class Property {
   virtual bool adapts_dtype() const { return false; }
 };
 
+// A verdict for `c` before any check.
+Verdict open_verdict(const KernelInfo& kernel, const Case& c);
+
+// The registry of properties: each file of harness/properties/ registers its own at load
+// time (`static const bool registered = register_property(...)`).
+bool register_property(std::unique_ptr<Property> property);
 const Property& find_property(const std::string& name);  // throws UsageError
 std::vector<std::string> property_names();
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 
 namespace kprop {
 

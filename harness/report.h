@@ -7,6 +7,7 @@
 
 #include "harness/call_profile.h"
 #include "harness/runner.h"
+#include "harness/verdict_json.h"
 
 namespace kprop {
 
@@ -25,11 +26,7 @@ std::string format_property_tallies(const Tally& t);
 // the rest 0.30 s": where the `total_seconds` of a run went (harness/call_profile.h).
 std::string format_call_profile(const CallProfile::Totals& p, double total_seconds);
 
-// The same, for machines (--json).
-nlohmann::json verdict_to_json(const Verdict& v);
+// The same, for machines (--json); a verdict's own is in verdict_json.h.
 nlohmann::json tally_to_json(const Tally& t);
-// The inverse of verdict_to_json (the signature is derived, not read): what an isolated
-// worker answers (harness/isolation.h). Throws std::runtime_error on a malformed verdict.
-Verdict verdict_from_json(const nlohmann::json& j);
 
 }  // namespace kprop

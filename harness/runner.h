@@ -6,6 +6,8 @@
 // still shows it (generators/shrink.h): a smaller case may lose the other symptoms, but
 // never the one it is shrunk for. The minimal case names the defect's identity
 // (harness/identity.h); failures whose identities are all known are counted, not kept.
+// Shrinking and naming one failure are harness/diagnosis.h's; search() hands each failure
+// to a triage (harness/triage.h), which diagnoses it unless it is known.
 #pragma once
 
 #include <functional>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/diagnosis.h"
 #include "harness/verdict.h"
 
 namespace kprop {
@@ -30,10 +33,6 @@ struct Tally {
   void count(const Verdict& v);
   void count_known(const std::string& property);
 };
-
-struct Failure;
-// Diagnoses already made, by case and symptom (see diagnose()).
-using DiagnosisMemo = std::map<std::string, Failure>;
 
 struct SearchOptions {
   std::string kernel;
@@ -55,27 +54,6 @@ struct SearchOptions {
   // stops the search.
   std::function<void(const struct Tally&, const std::string& phase)> on_progress;
   std::shared_ptr<DiagnosisMemo> memo;  // shared by the searches of one hunt
-};
-
-struct ShrinkResult {
-  Case minimal;
-  Verdict verdict;
-  int64_t steps = 0;        // accepted smaller cases
-  int64_t evaluations = 0;  // candidates tried
-  double seconds = 0;
-  bool budget_exhausted = false;  // then the case may not be 1-minimal
-};
-
-struct Failure {
-  int64_t case_number = 0;  // 1-based: cases drawn until this one
-  Case found;
-  Verdict found_verdict;
-  double seconds_to_find = 0;
-  std::string symptom;      // the symptom the minimal case was shrunk to keep
-  std::optional<ShrinkResult> shrunk;
-  std::string identity;     // of the minimal case
-  const Case& minimal() const { return shrunk ? shrunk->minimal : found; }
-  const Verdict& verdict() const { return shrunk ? shrunk->verdict : found_verdict; }
 };
 
 struct SearchResult {
@@ -100,46 +78,6 @@ struct HuntResult {
   double seconds = 0;
 };
 HuntResult hunt(SearchOptions options, const std::function<bool(const Failure&)>& wanted);
-
-// Shrinks any failing case (drawn, decoded, read from a file) to a 1-minimal case that
-// still shows `symptom`. `dtypes`: toward the first; empty: the property's own.
-ShrinkResult shrink(const Case& failing, const Verdict& verdict, const std::string& symptom,
-                    double budget_seconds,
-                    const std::function<void(const ShrinkResult&)>& on_step = nullptr,
-                    const std::vector<DType>& dtypes = {},
-                    const std::map<std::string, ParamValue>& fixed = {});
-
-// The property that compares one call with the oracle: every failure is localized to
-// the call that is wrong, and named and kept through it (docs/design.md §6). A defect seen
-// by a metamorphic relation (a wrong dh0 of the second part of a chunked call) is then
-// the same corpus entry as the defect seen directly.
-inline constexpr const char* kDirectProperty = "vs_reference";
-
-struct Localized {
-  Case c;
-  Verdict verdict;
-};
-// The first call of the failing property (its calls(), each checked against the oracle)
-// that fails on its own; the case itself when none does (only the relation fails).
-Localized localize(const Case& found, const Verdict& verdict);
-
-// A failure of any case, localized, then shrunk for each symptom in turn: the ones whose
-// identity is not in `known` are fresh.
-struct Diagnosis {
-  Failure failure;                      // the first new one (or the last known one)
-  std::vector<Failure> fresh;           // every symptom whose identity is new
-  bool all_known = false;
-  std::vector<std::string> known_seen;  // known identities it showed
-  double shrink_seconds = 0;            // every symptom's shrinking
-};
-Diagnosis diagnose(const Case& failing, const Verdict& verdict, const std::set<std::string>& known,
-                   bool shrink, double shrink_seconds, const std::vector<DType>& dtypes = {},
-                   const std::map<std::string, ParamValue>& fixed = {},
-                   const std::function<void(const ShrinkResult&)>& on_step = nullptr,
-                   DiagnosisMemo* memo = nullptr);
-
-// Does this minimal failure show the known defect (its symptom, on a case of its shape)?
-bool shows(const KnownDefect& defect, const Failure& f);
 
 // The seed of case `index` of a search with seed `seed`.
 uint64_t case_seed(uint64_t seed, int64_t index);

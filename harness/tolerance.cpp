@@ -7,7 +7,7 @@
 #include <cstring>
 #include <limits>
 
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 
 namespace kprop {
 

@@ -1,7 +1,7 @@
 // Triage: naming the defects of failing cases one after another, as every long run does
 // (a search, a fuzz target, the nightly run).
 //
-// A failure is diagnosed (localized, shrunk per symptom, named: harness/runner.h) unless
+// A failure is diagnosed (localized, shrunk per symptom, named: harness/diagnosis.h) unless
 // its signature, with the flags and choices its case has on, already led to identities
 // that are all known: then it is a sighting of those, counted, and not shrunk again. The
 // same signature with a flag on or off can be two defects, so the flags are in the key.
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/runner.h"
+#include "harness/diagnosis.h"
 
 namespace kprop {
 

@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "harness/tolerance.h"
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 
 namespace kprop {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "harness/kernel_info.h"
-#include "kernels/common/memcheck.h"
+#include "harness/memcheck.h"
 
 namespace kprop {
 

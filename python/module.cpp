@@ -21,7 +21,7 @@
 #include "harness/cli/entry.h"
 #include "harness/spec/kernel_spec.h"
 #include "harness/takes.h"
-#include "kernels/common/dispatch.h"
+#include "harness/dispatch.h"
 #include "python/kernel_binding.h"
 #include "python/repro_binding.h"
 
@@ -47,7 +47,7 @@ void import_module(const std::string& name) {
 // The exception a Python kernel raised: torch leaves it set in the interpreter and throws an
 // empty python_error through the dispatcher. Its last line and where it was raised, e.g.
 // "ValueError: W = 3 is too wide (raised at my_ops.py:23 in forward)"; the error is
-// cleared, so that Python runs on (kernels/common/dispatch.h: the error reader).
+// cleared, so that Python runs on (harness/dispatch.h: the error reader).
 std::optional<std::string> python_kernel_error() {
   py::gil_scoped_acquire gil;
   if (!PyErr_Occurred()) return std::nullopt;

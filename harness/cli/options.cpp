@@ -12,7 +12,7 @@
 #include "harness/device.h"
 #include "harness/cli/entry.h"
 #include "harness/kernel_info.h"
-#include "kernels/common/dispatch.h"
+#include "harness/dispatch.h"
 
 namespace kprop {
 

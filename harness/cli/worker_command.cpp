@@ -53,7 +53,8 @@ int run_worker(const WorkerOptions& o) {
   common.device = o.device;
   load_libraries(common);
   declare_outside_refusals(o.refusals);
-  return serve_isolated_cases(STDIN_FILENO, STDOUT_FILENO);
+  return serve_isolated_cases(STDIN_FILENO, STDOUT_FILENO,
+                              [](const Case& c) { return evaluate(c); });
 }
 
 }  // namespace kprop

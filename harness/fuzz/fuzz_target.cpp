@@ -13,7 +13,7 @@
 #include "harness/kernel_info.h"
 #include "harness/property.h"
 #include "harness/triage.h"
-#include "kernels/common/dispatch.h"
+#include "harness/dispatch.h"
 
 namespace kprop {
 

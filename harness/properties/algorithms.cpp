@@ -11,7 +11,6 @@
 
 #include "harness/implementations.h"
 #include "harness/properties/calls.h"
-#include "harness/properties/registry.h"
 #include "harness/takes.h"
 
 namespace kprop {

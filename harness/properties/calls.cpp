@@ -8,7 +8,7 @@
 #include "harness/random_tensor.h"
 #include "harness/takes.h"
 #include "harness/tensor_layouts.h"
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 
 namespace kprop {
 
@@ -156,14 +156,6 @@ bool declared_nondeterministic(const KernelInfo& kernel, const Implementation& i
 
 NamedTensors Calls::bounds_between_two(const Problem& p, const NamedTensors& cotangents) const {
   return kernel_.error_bounds(p, cotangents, reference(p, cotangents), /*joined_partials=*/{0, 0});
-}
-
-Verdict open_verdict(const KernelInfo& kernel, const Case& c) {
-  Verdict v;
-  v.kernel = kernel.name();
-  v.impl = c.impl;
-  v.property = c.property;
-  return v;
 }
 
 namespace {

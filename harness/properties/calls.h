@@ -6,15 +6,6 @@
 
 namespace kprop {
 
-// The implementation under test raised (a c10::Error, any other exception). evaluate()
-// judges it: a refusal the implementation declares ("D must be divisible by BD", as the
-// real kernel raises where its preconditions fail) gives a rejected verdict, any other
-// error a failure with the fault "raised" (harness/property.h). Errors of kprop's own
-// code outside the implementation's calls propagate.
-struct ImplementationRefused : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 // Calls one implementation (and the reference) of a kernel, folding into the verdict what
 // the device memory checker reports for the implementation under test and every tensor it
 // handed back changed (harness/properties/handed_tensors.h).
@@ -53,9 +44,6 @@ class Calls {
 // The implementation (Takes::nondeterministic) or its kernel's spec declares that it may
 // round otherwise on each call (atomics): checks that compare two calls hold it to the bound.
 bool declared_nondeterministic(const KernelInfo& kernel, const Implementation& impl);
-
-// A verdict for `c` before any check.
-Verdict open_verdict(const KernelInfo& kernel, const Case& c);
 
 // The cotangents of the outputs that take one, named grad_name(output), in the problem's
 // dtype, as the case's choice makes them (Case::cotangents: random normal values from the

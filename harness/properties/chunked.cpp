@@ -2,8 +2,8 @@
 // part's initial state, must equal the whole call — outputs and gradients. The loss
 // touches only the later part, so every gradient of the earlier part flows through the
 // handed-on state: a wrong dh0 cannot hide.
+#include "harness/property.h"
 #include "harness/properties/chunked_run.h"
-#include "harness/properties/registry.h"
 #include "harness/sequence_family.h"
 
 namespace kprop {

@@ -1,3 +1,4 @@
+#include "harness/property.h"
 #include "harness/properties/chunked_run.h"
 
 namespace kprop {

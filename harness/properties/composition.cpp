@@ -15,10 +15,9 @@
 // (Takes::overwrites) is handed as it is too: this property tells whether it is safe here.
 #include "harness/device.h"
 #include "harness/properties/calls.h"
-#include "harness/properties/registry.h"
 #include "harness/random_tensor.h"
 #include "harness/tensor_layouts.h"
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 
 namespace kprop {
 

@@ -3,7 +3,6 @@
 // causal_conv1d one core, the widest tiles, or 48 when the case has one core); kernels
 // without tiling hints skip the property.
 #include "harness/properties/calls.h"
-#include "harness/properties/registry.h"
 
 namespace kprop {
 

@@ -9,7 +9,6 @@
 #include <algorithm>
 
 #include "harness/properties/calls.h"
-#include "harness/properties/registry.h"
 
 namespace kprop {
 

@@ -13,10 +13,9 @@
 #include <cmath>
 
 #include "harness/properties/calls.h"
-#include "harness/properties/registry.h"
 #include "harness/random_tensor.h"
 #include "harness/takes.h"
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 
 namespace kprop {
 

@@ -12,7 +12,7 @@
 // (harness/properties/handed_tensors.h); a read is the symptom "dx varies with what lies
 // past x's end", found by guarding one tensor and one side at a time (the other side
 // holds zeros, what a masked load reads).
-// The emulations' memory checker (kernels/common/memcheck.h) sees every stray access;
+// The emulations' memory checker (harness/memcheck.h) sees every stray access;
 // `guard` is the detector for kernels kprop cannot instrument.
 #include <algorithm>
 #include <optional>
@@ -20,7 +20,6 @@
 #include "harness/device.h"
 #include "harness/guarded_allocations.h"
 #include "harness/properties/calls.h"
-#include "harness/properties/registry.h"
 #include "harness/tensor_layouts.h"
 
 namespace kprop {

@@ -1,3 +1,4 @@
+#include "harness/property.h"
 #include "harness/properties/handed_tensors.h"
 
 #include <algorithm>

@@ -5,7 +5,6 @@
 // order. A difference is the symptom "c varies with layout"; an equivalent call that is
 // wrong on its own is localized to it (harness/runner.h) and named as vs_reference names it.
 #include "harness/properties/calls.h"
-#include "harness/properties/registry.h"
 
 namespace kprop {
 

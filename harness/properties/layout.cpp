@@ -13,7 +13,6 @@
 
 #include "harness/layout_variants.h"
 #include "harness/properties/calls.h"
-#include "harness/properties/registry.h"
 #include "harness/takes.h"
 
 namespace kprop {

@@ -14,7 +14,6 @@
 
 #include "generators/schema.h"
 #include "harness/properties/calls.h"
-#include "harness/properties/registry.h"
 #include "harness/takes.h"
 
 namespace kprop {

@@ -2,7 +2,6 @@
 // in a call of its own — outputs, gradients, states. Catches rows of one sequence
 // leaking into another's results.
 #include "harness/properties/calls.h"
-#include "harness/properties/registry.h"
 #include "harness/sequence_family.h"
 
 namespace kprop {

@@ -16,7 +16,6 @@
 
 #include "harness/implementations.h"
 #include "harness/properties/calls.h"
-#include "harness/properties/registry.h"
 
 namespace kprop {
 

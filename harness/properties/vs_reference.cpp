@@ -2,7 +2,6 @@
 // outputs and gradients, each element within its derived rounding-error bound
 // (docs/design.md §5) — never a hand-picked atol.
 #include "harness/properties/calls.h"
-#include "harness/properties/registry.h"
 
 namespace kprop {
 

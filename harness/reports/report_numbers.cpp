@@ -26,9 +26,4 @@ std::string count_of(int64_t n, const std::string& noun) {
   return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
 }
 
-nlohmann::json number_json(double v) {
-  if (std::isfinite(v)) return v;
-  return fmt::format("{}", v);
-}
-
 }  // namespace kprop

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "harness/verdict_json.h"  // number_json
+
 namespace kprop {
 
 // Three significant digits; 0 as "0", non-finite as "inf" / "nan".
@@ -16,8 +18,5 @@ std::string rtol_text(double rtol);
 
 // "1 case", "3 cases".
 std::string count_of(int64_t n, const std::string& noun);
-
-// Infinite and NaN numbers are not JSON: written as the strings "inf" / "nan".
-nlohmann::json number_json(double v);
 
 }  // namespace kprop

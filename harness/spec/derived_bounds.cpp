@@ -6,7 +6,7 @@
 
 #include "harness/random_tensor.h"
 #include "harness/tolerance.h"
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 
 namespace kprop {
 

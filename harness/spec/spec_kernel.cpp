@@ -17,8 +17,8 @@
 #include "harness/spec/derived_bounds.h"
 #include "harness/spec/kernel_spec.h"
 #include "harness/spec/operator_signature.h"
-#include "kernels/common/dispatch.h"
-#include "kernels/common/host_values.h"
+#include "harness/dispatch.h"
+#include "harness/host_values.h"
 
 namespace kprop {
 

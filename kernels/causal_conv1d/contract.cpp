@@ -1,6 +1,6 @@
 #include "kernels/causal_conv1d/contract.h"
 
-#include "kernels/common/dispatch.h"
+#include "harness/dispatch.h"
 
 namespace kprop::causal_conv1d {
 

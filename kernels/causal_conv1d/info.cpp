@@ -15,7 +15,7 @@
 #include "kernels/causal_conv1d/schema.h"
 #include "kernels/causal_conv1d/sequences.h"
 #include "kernels/causal_conv1d/tiling.h"
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 
 namespace kprop::causal_conv1d {
 

@@ -18,8 +18,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/common/host_values.h"
-#include "kernels/common/memcheck.h"
+#include "harness/host_values.h"
+#include "harness/memcheck.h"
 
 namespace kprop {
 

@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "harness/spec/kernel_spec.h"
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 #include "kernels/cross_entropy/liger_rows.h"
 
 namespace kprop::cross_entropy {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 
 namespace kprop::cross_entropy {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "harness/spec/kernel_spec.h"
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 #include "kernels/cross_entropy/liger_rows.h"
 
 namespace kprop::fused_linear_cross_entropy {

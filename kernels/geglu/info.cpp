@@ -5,7 +5,7 @@
 // other layout). It has no sequences: `chunked` and `packed` do not apply.
 #include "harness/spec/kernel_spec.h"
 #include "harness/random_tensor.h"
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 #include "kernels/geglu/contract.h"
 #include "kernels/geglu/error_bounds.h"
 #include "kernels/geglu/grid.h"

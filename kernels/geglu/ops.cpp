@@ -1,6 +1,6 @@
 #include "kernels/geglu/ops.h"
 
-#include "kernels/common/dispatch.h"
+#include "harness/dispatch.h"
 
 namespace kprop::geglu {
 

@@ -3,7 +3,7 @@
 // is written out here again, as the textbook states it.
 #include <cmath>
 
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 #include "kernels/geglu/implementations.h"
 
 namespace kprop::geglu {

@@ -5,7 +5,7 @@
 #include <functional>
 #include <vector>
 
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 #include "kernels/geglu/element.h"
 
 namespace kprop::geglu {

@@ -11,7 +11,7 @@
 // the states of that file before Liger's fix #262 (1dc65557), one code path each.
 #include "harness/random_tensor.h"
 #include "harness/spec/kernel_spec.h"
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 
 namespace kprop::kl_div {
 namespace {

@@ -15,7 +15,7 @@
 #include "harness/random_tensor.h"
 #include "harness/spec/kernel_spec.h"
 #include "kernels/common/error_units.h"
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 
 namespace kprop::layer_norm {
 namespace {

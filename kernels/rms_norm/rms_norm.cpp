@@ -6,7 +6,7 @@
 //   gemma  everything in fp32, rounded once at the end.
 // The planted variants are code paths such a kernel has had, never an injected number.
 #include "harness/spec/kernel_spec.h"
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 
 namespace kprop::rms_norm {
 namespace {

@@ -3,7 +3,7 @@
 // fp32, rounded to b's dtype, times b; the backward in fp32 from the rounded inputs. The
 // planted variant is a code path such a kernel has had, never an injected number.
 #include "harness/spec/kernel_spec.h"
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 
 namespace kprop::swiglu {
 namespace {

@@ -21,7 +21,7 @@
 #include "kernels/causal_conv1d/contract.h"
 #include "kernels/causal_conv1d/shape.h"
 #include "kernels/causal_conv1d/tiling.h"
-#include "kernels/common/memcheck.h"
+#include "harness/memcheck.h"
 
 namespace kprop::causal_conv1d {
 namespace {

@@ -12,7 +12,7 @@
 #include "harness/properties/calls.h"
 #include "harness/property.h"
 #include "harness/verdict.h"
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 
 namespace kprop {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "harness/random_tensor.h"
 #include "harness/tolerance.h"
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 #include "kernels/geglu/grid.h"
 #include "kernels/geglu/ops.h"
 

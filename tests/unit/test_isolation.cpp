@@ -15,7 +15,7 @@
 #include "harness/kernel_info.h"
 #include "harness/property.h"
 #include "harness/report.h"
-#include "kernels/common/dispatch.h"
+#include "harness/dispatch.h"
 #include "tests/scaled_tanh_case.h"
 
 namespace kprop {

@@ -13,7 +13,7 @@
 #include "harness/spec/operator_signature.h"
 #include "harness/takes.h"
 #include "harness/tolerance.h"
-#include "kernels/common/dispatch.h"
+#include "harness/dispatch.h"
 
 namespace kprop {
 namespace {

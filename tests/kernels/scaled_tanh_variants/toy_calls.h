@@ -6,7 +6,7 @@
 
 #include <tuple>
 
-#include "kernels/common/dispatch.h"
+#include "harness/dispatch.h"
 
 namespace kprop::scaled_tanh {
 

@@ -1,4 +1,4 @@
-#include "kernels/common/memcheck.h"
+#include "harness/memcheck.h"
 
 #include <fmt/format.h>
 

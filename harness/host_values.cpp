@@ -1,4 +1,4 @@
-#include "kernels/common/host_values.h"
+#include "harness/host_values.h"
 
 #include <ATen/Dispatch.h>
 

@@ -1,4 +1,4 @@
-#include "kernels/common/dispatch.h"
+#include "harness/dispatch.h"
 
 #include <dlfcn.h>
 
