@@ -35,7 +35,7 @@ class Property {
                         const Case& c) const = 0;
   // The cases of the calls this property makes on `c` (a metamorphic relation calls the
   // implementation on parts of the case): where a failure is localized, by comparing
-  // each call on its own with the reference (harness/runner.h).
+  // each call on its own with the reference (harness/diagnosis.h).
   virtual std::vector<Case> calls(const KernelInfo&, const Case& c) const { return {c}; }
   // True when the check runs an implementation that does not take the case's dtype in a
   // dtype it takes instead (harness/takes.h): such a case is run, not rejected.

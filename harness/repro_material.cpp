@@ -72,7 +72,7 @@ ReproMaterial repro_material(const std::string& path, const std::string& impl) {
   m.backward_arguments = arguments(*spec, m.backward_schema, true, p, cot);
 
   // A layout finding the runner localized to the call alone (its identity names no layout:
-  // harness/runner.h) is the call's own defect, shown as vs_reference shows it.
+  // harness/diagnosis.h) is the call's own defect, shown as vs_reference shows it.
   const std::string& symptom = m.file.identity.empty() ? m.file.signature : m.file.identity;
   if (c.property == "layout" && symptom.find("varies with ") != std::string::npos) {
     const auto [tensor, layout] = layout_named_by(symptom);

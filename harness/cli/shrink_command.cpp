@@ -75,7 +75,7 @@ int run_shrink(const ShrinkOptions& o) {
     std::set<std::string> known;
     if (use_corpus)
       for (const auto& [identity, file] : corpus_identities(o.corpus)) known.insert(identity);
-    // Localized first: the call of the property that is wrong on its own (harness/runner.h).
+    // Localized first: the call of the property that is wrong on its own (harness/diagnosis.h).
     const Localized direct = localize(c, v);
     for (const auto& symptom : direct.verdict.symptoms()) {
       Failure f;

@@ -3,7 +3,7 @@
 // (core counts, buffer budgets: other blocks and grids) or in another memory layout. An
 // element-wise kernel owes exactness there, not a bound: nothing is summed in another
 // order. A difference is the symptom "c varies with layout"; an equivalent call that is
-// wrong on its own is localized to it (harness/runner.h) and named as vs_reference names it.
+// wrong on its own is localized to it (harness/diagnosis.h) and named as vs_reference names it.
 #include "harness/properties/calls.h"
 
 namespace kprop {
