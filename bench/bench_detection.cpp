@@ -19,9 +19,9 @@
 #include <map>
 #include <vector>
 
-#include "harness/identity.h"
-#include "harness/kernel_info.h"
-#include "harness/runner.h"
+#include "harness/engine/runner.h"
+#include "harness/model/identity.h"
+#include "harness/model/kernel_info.h"
 
 namespace {
 

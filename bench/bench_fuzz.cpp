@@ -43,14 +43,14 @@
 #include <thread>
 #include <vector>
 
-#include "harness/identity.h"
-#include "harness/kernel_info.h"
-#include "harness/own_executable.h"
-#include "harness/runner.h"
+#include "harness/engine/runner.h"
+#include "harness/execution/own_executable.h"
+#include "harness/model/identity.h"
+#include "harness/model/kernel_info.h"
 
 extern char** environ;
 
-// Both relative to this executable's folder (harness/own_executable.h says why).
+// Both relative to this executable's folder (harness/execution/own_executable.h says why).
 #ifndef KPROP_FUZZER
 #define KPROP_FUZZER "fuzz_causal_conv1d"
 #endif

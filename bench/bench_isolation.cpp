@@ -1,4 +1,4 @@
-// The cost of crash isolation (harness/isolation.h): cases per second of an outside
+// The cost of crash isolation (harness/execution/isolation.h): cases per second of an outside
 // implementation run in kprop's own process vs in an isolated worker, the time to start
 // a worker, and the cost of a case that crashes it (a fresh worker per crash).
 //
@@ -15,11 +15,11 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "harness/isolation.h"
-#include "harness/own_executable.h"
-#include "harness/property.h"
-#include "harness/runner.h"
-#include "harness/dispatch.h"
+#include "harness/engine/property.h"
+#include "harness/engine/runner.h"
+#include "harness/execution/dispatch.h"
+#include "harness/execution/isolation.h"
+#include "harness/execution/own_executable.h"
 
 namespace {
 

@@ -10,10 +10,10 @@
 #include <fmt/format.h>
 
 #include "generators/shrink.h"
-#include "harness/corpus.h"
-#include "harness/identity.h"
-#include "harness/kernel_info.h"
-#include "harness/property.h"
+#include "harness/engine/corpus.h"
+#include "harness/engine/property.h"
+#include "harness/model/identity.h"
+#include "harness/model/kernel_info.h"
 
 namespace {
 

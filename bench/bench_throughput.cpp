@@ -33,9 +33,9 @@
 #include <numeric>
 
 #include "generators/draw.h"
-#include "harness/kernel_info.h"
-#include "harness/property.h"
-#include "harness/runner.h"
+#include "harness/engine/property.h"
+#include "harness/engine/runner.h"
+#include "harness/model/kernel_info.h"
 
 namespace {
 

@@ -20,7 +20,7 @@ set_target_properties(kprop_harness PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS kprop_harness kprop EXPORT kpropTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# The public headers keep their paths ("harness/property.h"), as kprop's own code includes
+# The public headers keep their paths ("harness/engine/property.h"), as kprop's own code includes
 # them. The fuzz targets' sources stay out.
 foreach(dir generators kernels harness)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}

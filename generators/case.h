@@ -36,7 +36,7 @@ enum class Cotangents { random, ones, zero_first, scalar, per_row };
 
 struct Case {
   std::string kernel;
-  std::string impl;                    // an implementation name (see harness/implementations.h)
+  std::string impl;                    // an implementation name (see harness/execution/implementations.h)
   std::string property = "vs_reference";
   DType dtype = DType::float32;
   uint64_t seed = 0;                   // data seed: tensor contents come from it

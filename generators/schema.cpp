@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "generators/errors.h"
-#include "generators/shrink.h"
+#include "generators/value_steps.h"
 
 namespace kprop {
 

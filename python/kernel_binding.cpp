@@ -12,6 +12,7 @@
 
 #include "generators/errors.h"
 #include "generators/shrink.h"
+#include "generators/value_steps.h"
 #include "harness/spec/kernel_spec.h"
 
 namespace py = pybind11;

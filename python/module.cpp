@@ -19,9 +19,9 @@
 
 #include "generators/errors.h"
 #include "harness/cli/entry.h"
+#include "harness/execution/dispatch.h"
+#include "harness/execution/takes.h"
 #include "harness/spec/kernel_spec.h"
-#include "harness/takes.h"
-#include "harness/dispatch.h"
 #include "python/kernel_binding.h"
 #include "python/repro_binding.h"
 
@@ -47,7 +47,7 @@ void import_module(const std::string& name) {
 // The exception a Python kernel raised: torch leaves it set in the interpreter and throws an
 // empty python_error through the dispatcher. Its last line and where it was raised, e.g.
 // "ValueError: W = 3 is too wide (raised at my_ops.py:23 in forward)"; the error is
-// cleared, so that Python runs on (harness/dispatch.h: the error reader).
+// cleared, so that Python runs on (harness/execution/dispatch.h: the error reader).
 std::optional<std::string> python_kernel_error() {
   py::gil_scoped_acquire gil;
   if (!PyErr_Occurred()) return std::nullopt;
@@ -188,7 +188,7 @@ PYBIND11_MODULE(_kprop, m) {
         py::arg("devices"), py::arg("ranges"), py::arg("choices"), py::arg("flags"),
         py::arg("overwrites"), py::arg("layouts"), py::arg("layout_changes_reduction_order"), py::arg("nondeterministic"),
         py::arg("same_function_as") = "",
-        "Declares what an implementation takes (harness/takes.h).");
+        "Declares what an implementation takes (harness/execution/takes.h).");
   m.def("register_kernel",
         [](const py::dict& d) { return usage([&] { return kprop::python::register_python_kernel(d); }); },
         py::arg("description"), "Registers a kernel declared from Python (kprop.Kernel).");

@@ -5,7 +5,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 
 #include "generators/errors.h"
-#include "harness/repro_material.h"
+#include "harness/engine/repro_material.h"
 
 namespace py = pybind11;
 

@@ -1,4 +1,4 @@
-// kprop.repro's C++ side: a kept case's material (harness/repro_material.h) as Python values.
+// kprop.repro's C++ side: a kept case's material (harness/engine/repro_material.h) as Python values.
 #pragma once
 
 #include <pybind11/pybind11.h>

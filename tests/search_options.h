@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/runner.h"
+#include "harness/engine/runner.h"
 
 namespace kprop {
 

@@ -4,8 +4,8 @@
 // judges one case.
 #include <gtest/gtest.h>
 
-#include "harness/property.h"
-#include "harness/runner.h"
+#include "harness/engine/property.h"
+#include "harness/engine/runner.h"
 
 namespace {
 

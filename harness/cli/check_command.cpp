@@ -14,19 +14,19 @@
 #include <cstdio>
 #include <ctime>
 
+#include "generators/errors.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/entry.h"
 #include "harness/cli/progress.h"
 #include "harness/cli/style.h"
-#include "harness/corpus.h"
-#include "generators/errors.h"
-#include "harness/implementations.h"
-#include "harness/interrupt.h"
-#include "harness/isolation.h"
-#include "harness/kernel_info.h"
-#include "harness/property.h"
-#include "harness/report.h"
-#include "harness/takes.h"
+#include "harness/engine/corpus.h"
+#include "harness/engine/property.h"
+#include "harness/execution/implementations.h"
+#include "harness/execution/interrupt.h"
+#include "harness/execution/isolation.h"
+#include "harness/execution/takes.h"
+#include "harness/model/kernel_info.h"
+#include "harness/presentation/report.h"
 
 namespace kprop {
 
@@ -175,7 +175,7 @@ int run_check(const CheckOptions& o) {
     fmt::print(stderr, "kprop: removed {} (left by a writer that was killed)\n", path);
   ProgressLine progress(o.cases);
   // An interrupt while drawing ends the search here; while shrinking, evaluations stop
-  // (harness/interrupt.h) and the failure is kept with the smallest case so far.
+  // (harness/execution/interrupt.h) and the failure is kept with the smallest case so far.
   install_interrupt_handlers();
   cut_short_on_interrupt(true);
   Tally so_far;

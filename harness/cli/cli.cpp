@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "generators/errors.h"
-#include "harness/call_profile.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/entry.h"
-#include "harness/interrupt.h"
+#include "harness/execution/call_profile.h"
+#include "harness/execution/interrupt.h"
 
 namespace kprop {
 
@@ -43,7 +43,7 @@ int run_cli(const std::vector<std::string>& args) {
   add_shrink_command(app, shrink);
   NightlyOptions nightly;
   add_nightly_command(app, nightly);
-  WorkerOptions worker;  // hidden: the isolated worker (harness/isolation.h)
+  WorkerOptions worker;  // hidden: the isolated worker (harness/execution/isolation.h)
   add_worker_command(app, worker);
   // Python's alone (python/kprop/repro.py): the script it writes holds a Python adapter's
   // source. Here it says where to run it.

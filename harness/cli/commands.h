@@ -20,7 +20,7 @@ struct CommonOptions {
   bool json = false;                   // machine-readable output on stdout
   std::vector<std::string> libraries;  // operator libraries to load first
   std::vector<std::string> imports;    // then Python modules (the Python entry only)
-  std::string device = "cpu";          // where outside implementations run (harness/device.h)
+  std::string device = "cpu";          // where outside implementations run (harness/execution/device.h)
 };
 void add_common_options(CLI::App* cmd, CommonOptions& o);
 // Sets the outside implementations' device, loads the --load libraries, then imports the
@@ -39,7 +39,7 @@ std::map<std::string, int64_t> parse_limits(const std::string& kernel,
                                             const std::vector<std::string>& limits);
 
 // How the implementations from outside (NS::kernel of a --load library) are run and
-// judged (harness/isolation.h, harness/property.h): in a worker process with a time limit
+// judged (harness/execution/isolation.h, harness/engine/property.h): in a worker process with a time limit
 // per case, and which of their errors are declared refusals.
 struct IsolationOptions {
   std::vector<std::string> refusals;  // --refusal TEXT: an error holding TEXT is a refusal
@@ -50,7 +50,7 @@ void add_isolation_options(CLI::App* cmd, IsolationOptions& o);
 // Declares the refusals and switches isolation on (after load_libraries).
 void apply_isolation(const CommonOptions& common, const IsolationOptions& o);
 
-// The hidden `kprop __worker`: answers cases for an isolating kprop (harness/isolation.h).
+// The hidden `kprop __worker`: answers cases for an isolating kprop (harness/execution/isolation.h).
 struct WorkerOptions {
   std::string device = "cpu";
   std::vector<std::string> libraries;
@@ -117,7 +117,7 @@ struct ReportOptions {
   std::vector<double> rtols;        // empty: the report's own (0 1e-2 1e-1; 1e-2 1e-1)
   std::string markdown_out;         // also write the Markdown here
   std::string json_out;             // also write the JSON here
-  // precision only (harness/reports/precision_report.h)
+  // precision only (harness/presentation/precision_report.h)
   std::vector<std::string> shape;   // NAME=VALUE[,NAME=VALUE...]
   std::string scale;                // unscaled (default) or fan_in
   int threads = 0;                  // 0: libtorch's default

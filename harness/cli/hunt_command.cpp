@@ -6,14 +6,14 @@
 
 #include <cstdio>
 
+#include "generators/errors.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/entry.h"
 #include "harness/cli/style.h"
-#include "harness/corpus.h"
-#include "generators/errors.h"
-#include "harness/interrupt.h"
-#include "harness/kernel_info.h"
-#include "harness/report.h"
+#include "harness/engine/corpus.h"
+#include "harness/execution/interrupt.h"
+#include "harness/model/kernel_info.h"
+#include "harness/presentation/report.h"
 
 namespace kprop {
 

@@ -13,10 +13,10 @@
 #include "generators/errors.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/entry.h"
-#include "harness/corpus.h"
-#include "harness/interrupt.h"
+#include "harness/engine/corpus.h"
+#include "harness/execution/interrupt.h"
+#include "harness/execution/own_executable.h"
 #include "harness/nightly/nightly.h"
-#include "harness/own_executable.h"
 
 namespace kprop {
 

@@ -9,10 +9,10 @@
 #include "generators/errors.h"
 #include "generators/schema.h"
 #include "harness/cli/commands.h"
-#include "harness/device.h"
 #include "harness/cli/entry.h"
-#include "harness/kernel_info.h"
-#include "harness/dispatch.h"
+#include "harness/execution/device.h"
+#include "harness/execution/dispatch.h"
+#include "harness/model/kernel_info.h"
 
 namespace kprop {
 

@@ -1,6 +1,6 @@
 // kprop report precision MODEL: a precision model's chain through an implementation vs
 // the framework's policy vs float64, per tensor, with derived bounds and verdicts
-// (harness/reports/precision_report.h).
+// (harness/presentation/precision_report.h).
 #include <ATen/Context.h>
 #include <c10/util/Exception.h>
 #include <ATen/Parallel.h>
@@ -13,10 +13,10 @@
 
 #include "generators/errors.h"
 #include "harness/cli/commands.h"
-#include "harness/implementations.h"
-#include "harness/kernel_info.h"
-#include "harness/precision_model.h"
-#include "harness/reports/precision_report.h"
+#include "harness/execution/implementations.h"
+#include "harness/model/kernel_info.h"
+#include "harness/model/precision_model.h"
+#include "harness/presentation/precision_report.h"
 
 namespace kprop {
 

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-#include "harness/runner.h"
+#include "harness/engine/runner.h"
 
 namespace kprop {
 

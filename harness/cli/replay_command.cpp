@@ -4,14 +4,14 @@
 // with --builtin-only kprop's own implementations run, judged as recorded.
 #include <fmt/format.h>
 
+#include "generators/errors.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/entry.h"
 #include "harness/cli/style.h"
-#include "harness/corpus.h"
-#include "generators/errors.h"
-#include "harness/kernel_info.h"
-#include "harness/replay.h"
-#include "harness/report.h"
+#include "harness/engine/corpus.h"
+#include "harness/engine/replay.h"
+#include "harness/model/kernel_info.h"
+#include "harness/presentation/report.h"
 
 namespace kprop {
 

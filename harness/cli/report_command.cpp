@@ -8,16 +8,16 @@
 #include <filesystem>
 #include <iostream>
 
-#include "harness/atomic_file.h"
-#include "harness/case_file.h"
+#include "generators/errors.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/progress.h"
-#include "generators/errors.h"
-#include "harness/implementations.h"
-#include "harness/kernel_info.h"
-#include "harness/precision_model.h"
-#include "harness/property.h"
-#include "harness/reports/tolerance_report.h"
+#include "harness/engine/property.h"
+#include "harness/execution/implementations.h"
+#include "harness/model/kernel_info.h"
+#include "harness/model/precision_model.h"
+#include "harness/presentation/tolerance_report.h"
+#include "harness/storage/atomic_file.h"
+#include "harness/storage/case_file.h"
 
 namespace kprop {
 

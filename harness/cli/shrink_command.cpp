@@ -14,13 +14,13 @@
 #include "harness/cli/entry.h"
 #include "harness/cli/progress.h"
 #include "harness/cli/style.h"
-#include "harness/corpus.h"
-#include "harness/identity.h"
-#include "harness/implementations.h"
-#include "harness/interrupt.h"
-#include "harness/kernel_info.h"
-#include "harness/property.h"
-#include "harness/report.h"
+#include "harness/engine/corpus.h"
+#include "harness/engine/property.h"
+#include "harness/execution/implementations.h"
+#include "harness/execution/interrupt.h"
+#include "harness/model/identity.h"
+#include "harness/model/kernel_info.h"
+#include "harness/presentation/report.h"
 
 namespace kprop {
 
@@ -75,7 +75,7 @@ int run_shrink(const ShrinkOptions& o) {
     std::set<std::string> known;
     if (use_corpus)
       for (const auto& [identity, file] : corpus_identities(o.corpus)) known.insert(identity);
-    // Localized first: the call of the property that is wrong on its own (harness/diagnosis.h).
+    // Localized first: the call of the property that is wrong on its own (harness/engine/diagnosis.h).
     const Localized direct = localize(c, v);
     for (const auto& symptom : direct.verdict.symptoms()) {
       Failure f;

@@ -2,13 +2,13 @@
 // (or JSON) on stdout and, on request, as Markdown and SVG heatmap files.
 #include <fmt/format.h>
 
-#include "harness/atomic_file.h"
+#include "generators/errors.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/progress.h"
-#include "harness/kernel_info.h"
-#include "generators/errors.h"
-#include "harness/reports/svg_heatmap.h"
-#include "harness/reports/sweep.h"
+#include "harness/model/kernel_info.h"
+#include "harness/presentation/svg_heatmap.h"
+#include "harness/presentation/sweep.h"
+#include "harness/storage/atomic_file.h"
 
 namespace kprop {
 

@@ -1,12 +1,12 @@
 // The isolation options of check, hunt, shrink and replay, and the hidden `kprop __worker`
-// that an isolating kprop starts to run outside implementations (harness/isolation.h).
+// that an isolating kprop starts to run outside implementations (harness/execution/isolation.h).
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/entry.h"
-#include "harness/isolation.h"
-#include "harness/property.h"
+#include "harness/engine/property.h"
+#include "harness/execution/isolation.h"
 
 namespace kprop {
 

@@ -6,8 +6,8 @@
 
 #include "generators/draw.h"
 #include "generators/errors.h"
-#include "harness/kernel_info.h"
-#include "harness/property.h"
+#include "harness/engine/property.h"
+#include "harness/model/kernel_info.h"
 
 namespace kprop {
 

@@ -8,12 +8,12 @@
 #include <fstream>
 
 #include "generators/errors.h"
-#include "harness/corpus.h"
-#include "harness/implementations.h"
-#include "harness/kernel_info.h"
-#include "harness/property.h"
-#include "harness/triage.h"
-#include "harness/dispatch.h"
+#include "harness/engine/corpus.h"
+#include "harness/engine/property.h"
+#include "harness/engine/triage.h"
+#include "harness/execution/dispatch.h"
+#include "harness/execution/implementations.h"
+#include "harness/model/kernel_info.h"
 
 namespace kprop {
 

@@ -1,6 +1,6 @@
 // What a libFuzzer target does with one input, apart from libFuzzer itself: decode the
 // bytes into a Case (harness/fuzz/fuzz_input.h), check it with kprop's properties, and
-// name any failure's defects (harness/triage.h). A failure whose identities the corpus
+// name any failure's defects (harness/engine/triage.h). A failure whose identities the corpus
 // already holds is a sighting, counted, and the fuzzer goes on; a new identity is a
 // finding, which the target's entry point reports and aborts on
 // (harness/fuzz/targets/kernel_fuzzer.cpp).
@@ -36,8 +36,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/engine/runner.h"
 #include "harness/fuzz/fuzz_input.h"
-#include "harness/runner.h"
 
 namespace kprop {
 

@@ -5,9 +5,9 @@
 #include <filesystem>
 
 #include "generators/errors.h"
-#include "harness/atomic_file.h"
-#include "harness/case_file.h"
-#include "harness/corpus.h"
+#include "harness/engine/corpus.h"
+#include "harness/storage/atomic_file.h"
+#include "harness/storage/case_file.h"
 
 namespace kprop {
 

@@ -16,16 +16,16 @@
 #include <thread>
 
 #include "generators/errors.h"
-#include "harness/atomic_file.h"
-#include "harness/case_file.h"
-#include "harness/corpus.h"
+#include "harness/engine/corpus.h"
+#include "harness/engine/property.h"
+#include "harness/engine/triage.h"
+#include "harness/execution/implementations.h"
 #include "harness/fuzz/fuzz_input.h"
 #include "harness/fuzz/fuzz_target.h"
 #include "harness/fuzz/seeds.h"
-#include "harness/implementations.h"
-#include "harness/kernel_info.h"
-#include "harness/property.h"
-#include "harness/triage.h"
+#include "harness/model/kernel_info.h"
+#include "harness/storage/atomic_file.h"
+#include "harness/storage/case_file.h"
 
 namespace kprop {
 

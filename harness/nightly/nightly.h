@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/engine/runner.h"
 #include "harness/nightly/fuzzer_process.h"
-#include "harness/runner.h"
 
 namespace kprop {
 

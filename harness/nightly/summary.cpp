@@ -5,10 +5,10 @@
 #include <filesystem>
 
 #include "generators/schema.h"
-#include "harness/atomic_file.h"
-#include "harness/case_file.h"
-#include "harness/kernel_info.h"
+#include "harness/model/kernel_info.h"
 #include "harness/nightly/nightly.h"
+#include "harness/storage/atomic_file.h"
+#include "harness/storage/case_file.h"
 
 namespace kprop {
 

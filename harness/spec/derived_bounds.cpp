@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "harness/random_tensor.h"
-#include "harness/tolerance.h"
-#include "harness/host_values.h"
+#include "harness/model/host_values.h"
+#include "harness/model/random_tensor.h"
+#include "harness/model/tolerance.h"
 
 namespace kprop {
 

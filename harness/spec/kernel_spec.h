@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "generators/schema.h"
-#include "harness/kernel_info.h"
-#include "harness/takes.h"
+#include "harness/execution/takes.h"
+#include "harness/model/kernel_info.h"
 
 namespace kprop {
 
@@ -121,7 +121,7 @@ struct TensorSpec {
   TensorSpec& when_flag(const std::string& flag);
   TensorSpec& no_gradient() { differentiable = false; return *this; }
   // int64 indices in [0, the size of dimension `below`), a share of them `special`'s value
-  // (harness/random_tensor.h: random_indices): a target of class indices, position ids.
+  // (harness/model/random_tensor.h: random_indices): a target of class indices, position ids.
   // They have no gradient and keep their dtype whatever the case's (float64 reference,
   // bf16); `layout` hands them strided, `guard` between margins of an index no tensor has.
   TensorSpec& indices(std::string below, std::function<SpecialIndex(const Case&)> special = {}) {
@@ -195,7 +195,7 @@ struct Bound {
   // in bf16): (gamma_k (1 + u_out) + j u_out) |m| + u_out |value| + the output's smallest
   // normal.
   static Bound elementwise(int k, Magnitude m = {}, int rounded_partials = 0);
-  // A sum of the dimension's size terms: sum_error_bound (harness/tolerance.h).
+  // A sum of the dimension's size terms: sum_error_bound (harness/model/tolerance.h).
   static Bound sum_over(std::string dim, Magnitude m);
   static Bound sum_of(std::function<int64_t(const Case&)> k, Magnitude m, int rounded_partials = 0);
   // The framework-reference rule, where no model of the rounding bounds the error carried
@@ -234,7 +234,7 @@ struct ImplementationSpec {
   // or of `differentiated` where the backward kernel computes another forward's gradient
   // (a forward variant that shares the backward kernel of the right one).
   OpFunction forward, backward, differentiated;
-  std::optional<Takes> takes;  // what it takes (harness/takes.h); default: every case
+  std::optional<Takes> takes;  // what it takes (harness/execution/takes.h); default: every case
 
   ImplementationSpec(std::string name, std::string about, OpFunction forward,
                      OpFunction backward = {}, std::optional<Takes> takes = std::nullopt)
@@ -307,7 +307,7 @@ struct KernelSpec {
   std::function<std::string(const Problem&, const std::string& tensor, int64_t flat)> region;
   std::function<std::optional<std::string>(const Case&, const std::string& impl)> refusal;
 
-  // Optional families (harness/kernel_info.h).
+  // Optional families (harness/model/kernel_info.h).
   std::function<std::optional<Case>(const Case&)> retiled;
   const SequenceFamily* sequences = nullptr;
   std::optional<std::string> policy_implementation;

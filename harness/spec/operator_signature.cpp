@@ -6,7 +6,7 @@
 #include <variant>
 
 #include "generators/errors.h"
-#include "harness/random_tensor.h"
+#include "harness/model/random_tensor.h"
 
 namespace kprop {
 

@@ -12,13 +12,13 @@
 #include <sstream>
 
 #include "generators/errors.h"
-#include "harness/random_tensor.h"
+#include "harness/execution/dispatch.h"
+#include "harness/model/host_values.h"
+#include "harness/model/random_tensor.h"
 #include "harness/spec/autograd_backward.h"
 #include "harness/spec/derived_bounds.h"
 #include "harness/spec/kernel_spec.h"
 #include "harness/spec/operator_signature.h"
-#include "harness/dispatch.h"
-#include "harness/host_values.h"
 
 namespace kprop {
 
@@ -207,6 +207,12 @@ class SpecKernel final : public KernelInfo {
       for (const auto& t : *list)
         for (const auto& [name, order] : t.storage_orders) out.push_back({t.name, name, order});
     return out;
+  }
+  std::vector<std::string> index_inputs() const override {
+    std::vector<std::string> names;
+    for (const auto& in : spec_.inputs)
+      if (in.index_draw) names.push_back(in.name);
+    return names;
   }
   std::vector<std::string> reordered_by_layout() const override {
     return spec_.reordered_by_layout;

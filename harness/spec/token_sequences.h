@@ -1,4 +1,4 @@
-// A sequence family (harness/sequence_family.h) declared instead of written: the kernel's
+// A sequence family (harness/model/sequence_family.h) declared instead of written: the kernel's
 // per-token tensors are laid out [batch, seq, ...] (each batch row one sequence of `seq`
 // tokens), its carried state is an optional input and an output with one entry per
 // sequence, and a case parameter says where `chunked` cuts the call. The state may be
@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/sequence_family.h"
+#include "harness/model/sequence_family.h"
 #include "harness/spec/kernel_spec.h"
 
 namespace kprop {

@@ -1,6 +1,6 @@
 #include "kernels/causal_conv1d/contract.h"
 
-#include "harness/dispatch.h"
+#include "harness/execution/dispatch.h"
 
 namespace kprop::causal_conv1d {
 

@@ -6,16 +6,16 @@
 #include <cmath>
 #include <functional>
 
+#include "harness/model/host_values.h"
+#include "harness/model/random_tensor.h"
+#include "harness/model/tolerance.h"
 #include "harness/spec/kernel_spec.h"
-#include "harness/random_tensor.h"
-#include "harness/tolerance.h"
 #include "kernels/causal_conv1d/implementations.h"
 #include "kernels/causal_conv1d/known_defects.h"
 #include "kernels/causal_conv1d/problem.h"
 #include "kernels/causal_conv1d/schema.h"
 #include "kernels/causal_conv1d/sequences.h"
 #include "kernels/causal_conv1d/tiling.h"
-#include "harness/host_values.h"
 
 namespace kprop::causal_conv1d {
 

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "harness/kernel_info.h"
+#include "harness/model/kernel_info.h"
 #include "kernels/causal_conv1d/contract.h"
 #include "kernels/causal_conv1d/shape.h"
 

@@ -1,4 +1,4 @@
-// The sequence family of causal_conv1d (harness/sequence_family.h): how a call splits
+// The sequence family of causal_conv1d (harness/model/sequence_family.h): how a call splits
 // in two with the final state handed on as the next initial state, and how packed
 // sequences run one call each.
 #include "kernels/causal_conv1d/sequences.h"

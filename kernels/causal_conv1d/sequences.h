@@ -1,8 +1,8 @@
 // The sequence family of causal_conv1d: chunked calls with the state handed on, and
-// packed sequences run one by one (harness/sequence_family.h).
+// packed sequences run one by one (harness/model/sequence_family.h).
 #pragma once
 
-#include "harness/sequence_family.h"
+#include "harness/model/sequence_family.h"
 
 namespace kprop::causal_conv1d {
 

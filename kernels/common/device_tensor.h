@@ -18,8 +18,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "harness/host_values.h"
-#include "harness/memcheck.h"
+#include "harness/model/host_values.h"
+#include "harness/model/memcheck.h"
 
 namespace kprop {
 

@@ -2,8 +2,8 @@
 #pragma once
 
 #include "generators/case.h"
-#include "harness/tolerance.h"
-#include "harness/random_tensor.h"
+#include "harness/model/random_tensor.h"
+#include "harness/model/tolerance.h"
 
 namespace kprop {
 

@@ -7,8 +7,8 @@
 // injected number.
 #include <cmath>
 
+#include "harness/model/host_values.h"
 #include "harness/spec/kernel_spec.h"
-#include "harness/host_values.h"
 #include "kernels/cross_entropy/liger_rows.h"
 
 namespace kprop::cross_entropy {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "harness/host_values.h"
+#include "harness/model/host_values.h"
 
 namespace kprop::cross_entropy {
 

@@ -19,8 +19,8 @@
 #include <cmath>
 #include <utility>
 
-#include "harness/random_tensor.h"
-#include "harness/tolerance.h"
+#include "harness/model/random_tensor.h"
+#include "harness/model/tolerance.h"
 #include "harness/spec/kernel_spec.h"
 #include "harness/spec/token_sequences.h"
 #include "kernels/common/fla_recurrent_params.h"

@@ -11,8 +11,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "harness/model/host_values.h"
 #include "harness/spec/kernel_spec.h"
-#include "harness/host_values.h"
 #include "kernels/cross_entropy/liger_rows.h"
 
 namespace kprop::fused_linear_cross_entropy {

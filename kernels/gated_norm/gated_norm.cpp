@@ -17,10 +17,10 @@
 //             dtype.
 // The planted variants are code paths fla's kernel has had or could have, never an
 // injected number.
-#include "harness/random_tensor.h"
+#include "harness/model/host_values.h"
+#include "harness/model/random_tensor.h"
 #include "harness/spec/kernel_spec.h"
 #include "kernels/common/error_units.h"
-#include "harness/host_values.h"
 
 namespace kprop::gated_norm {
 namespace {

@@ -17,7 +17,7 @@
 
 #include <vector>
 
-#include "harness/kernel_info.h"
+#include "harness/model/kernel_info.h"
 
 namespace kprop::geglu {
 

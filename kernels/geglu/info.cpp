@@ -3,14 +3,14 @@
 // (`policy` compares every implementation with torch_policy bit for bit) and the cases
 // that must give identical results (`invariance`: other core counts, buffer budgets, the
 // other layout). It has no sequences: `chunked` and `packed` do not apply.
+#include "harness/model/host_values.h"
+#include "harness/model/random_tensor.h"
 #include "harness/spec/kernel_spec.h"
-#include "harness/random_tensor.h"
-#include "harness/host_values.h"
 #include "kernels/geglu/contract.h"
 #include "kernels/geglu/error_bounds.h"
 #include "kernels/geglu/grid.h"
-#include "kernels/geglu/known_defects.h"
 #include "kernels/geglu/implementations.h"
+#include "kernels/geglu/known_defects.h"
 #include "kernels/geglu/rounding_points.h"
 #include "kernels/geglu/schema.h"
 #include "kernels/geglu/shape.h"

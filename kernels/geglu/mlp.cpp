@@ -1,4 +1,4 @@
-// The GEGLU MLP precision model (harness/precision_model.h): the module of the Ascend
+// The GEGLU MLP precision model (harness/model/precision_model.h): the module of the Ascend
 // GEGLU port's bf16 test, x -> gate_proj, up_proj -> GEGLU -> down_proj, forward and
 // backward, with the matmuls through ATen and GEGLU through the implementation's
 // operators.
@@ -20,9 +20,9 @@
 #include <cmath>
 
 #include "generators/errors.h"
-#include "harness/precision_model.h"
-#include "harness/random_tensor.h"
-#include "harness/tolerance.h"
+#include "harness/model/precision_model.h"
+#include "harness/model/random_tensor.h"
+#include "harness/model/tolerance.h"
 #include "kernels/geglu/ops.h"
 #include "kernels/geglu/policy_error.h"
 

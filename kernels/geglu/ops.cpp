@@ -1,6 +1,6 @@
 #include "kernels/geglu/ops.h"
 
-#include "harness/dispatch.h"
+#include "harness/execution/dispatch.h"
 
 namespace kprop::geglu {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "harness/tolerance.h"
+#include "harness/model/tolerance.h"
 
 namespace kprop::geglu_mlp {
 

@@ -22,7 +22,7 @@
 
 #include <utility>
 
-#include "harness/propagated_error.h"
+#include "harness/model/propagated_error.h"
 
 namespace kprop::geglu_mlp {
 

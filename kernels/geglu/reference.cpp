@@ -3,7 +3,7 @@
 // is written out here again, as the textbook states it.
 #include <cmath>
 
-#include "harness/host_values.h"
+#include "harness/model/host_values.h"
 #include "kernels/geglu/implementations.h"
 
 namespace kprop::geglu {

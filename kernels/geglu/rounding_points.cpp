@@ -5,7 +5,7 @@
 #include <functional>
 #include <vector>
 
-#include "harness/host_values.h"
+#include "harness/model/host_values.h"
 #include "kernels/geglu/element.h"
 
 namespace kprop::geglu {

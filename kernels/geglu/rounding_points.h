@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "harness/kernel_info.h"
+#include "harness/model/kernel_info.h"
 
 namespace kprop::geglu {
 

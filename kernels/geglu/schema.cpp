@@ -13,7 +13,7 @@
 #include <optional>
 #include <set>
 
-#include "harness/random_tensor.h"
+#include "harness/model/random_tensor.h"
 #include "kernels/geglu/grid.h"
 
 namespace kprop::geglu {

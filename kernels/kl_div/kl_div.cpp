@@ -9,9 +9,9 @@
 // blocks of at most 2^14 columns, the row sums added by torch, the gradient -y_true
 // (-exp(y_true)) times the cotangent and the reduction's scale. The planted variants are
 // the states of that file before Liger's fix #262 (1dc65557), one code path each.
-#include "harness/random_tensor.h"
+#include "harness/model/host_values.h"
+#include "harness/model/random_tensor.h"
 #include "harness/spec/kernel_spec.h"
-#include "harness/host_values.h"
 
 namespace kprop::kl_div {
 namespace {

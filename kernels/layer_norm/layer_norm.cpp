@@ -12,10 +12,10 @@
 // The planted variants are code paths Liger's kernel has had, never an injected number.
 #include <optional>
 
-#include "harness/random_tensor.h"
+#include "harness/model/host_values.h"
+#include "harness/model/random_tensor.h"
 #include "harness/spec/kernel_spec.h"
 #include "kernels/common/error_units.h"
-#include "harness/host_values.h"
 
 namespace kprop::layer_norm {
 namespace {

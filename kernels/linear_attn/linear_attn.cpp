@@ -21,9 +21,9 @@
 #include <cmath>
 #include <utility>
 
+#include "harness/execution/takes.h"
 #include "harness/spec/kernel_spec.h"
 #include "harness/spec/token_sequences.h"
-#include "harness/takes.h"
 #include "kernels/common/fla_recurrent_params.h"
 
 namespace kprop::linear_attn {

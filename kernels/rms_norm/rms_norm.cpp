@@ -5,8 +5,8 @@
 //   llama  the row in fp32, x·rstd rounded to x's dtype, then times (offset + w);
 //   gemma  everything in fp32, rounded once at the end.
 // The planted variants are code paths such a kernel has had, never an injected number.
+#include "harness/model/host_values.h"
 #include "harness/spec/kernel_spec.h"
-#include "harness/host_values.h"
 
 namespace kprop::rms_norm {
 namespace {

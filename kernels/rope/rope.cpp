@@ -10,9 +10,9 @@
 // before two of Liger's fixes, one code path each.
 #include <cmath>
 
-#include "harness/random_tensor.h"
+#include "harness/model/host_values.h"
+#include "harness/model/random_tensor.h"
 #include "harness/spec/kernel_spec.h"
-#include "harness/host_values.h"
 
 namespace kprop::rope {
 namespace {

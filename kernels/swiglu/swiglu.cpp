@@ -2,8 +2,8 @@
 // `rows` emulates a row kernel as Liger-Kernel's (ops/swiglu.py) computes it: silu(a) in
 // fp32, rounded to b's dtype, times b; the backward in fp32 from the rounded inputs. The
 // planted variant is a code path such a kernel has had, never an injected number.
+#include "harness/model/host_values.h"
 #include "harness/spec/kernel_spec.h"
-#include "harness/host_values.h"
 
 namespace kprop::swiglu {
 namespace {

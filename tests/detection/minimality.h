@@ -7,16 +7,16 @@
 #include <gtest/gtest.h>
 
 #include "generators/shrink.h"
-#include "harness/identity.h"
-#include "harness/kernel_info.h"
-#include "harness/property.h"
-#include "harness/report.h"
-#include "harness/runner.h"
+#include "harness/engine/property.h"
+#include "harness/engine/runner.h"
+#include "harness/model/identity.h"
+#include "harness/model/kernel_info.h"
+#include "harness/presentation/report.h"
 
 namespace kprop {
 
 // `dtypes`: the dtypes the search shrank toward (its --dtype list); empty: those of the
-// minimal case's property, as shrinking takes them (harness/runner.cpp).
+// minimal case's property, as shrinking takes them (harness/engine/runner.cpp).
 inline void expect_one_minimal(const Failure& f, std::vector<DType> dtypes = {}) {
   ASSERT_TRUE(f.shrunk);
   EXPECT_FALSE(f.shrunk->budget_exhausted);

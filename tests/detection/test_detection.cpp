@@ -8,11 +8,11 @@
 #include <set>
 
 #include "generators/shrink.h"
-#include "harness/identity.h"
-#include "harness/kernel_info.h"
-#include "harness/property.h"
-#include "harness/report.h"
-#include "harness/runner.h"
+#include "harness/engine/property.h"
+#include "harness/engine/runner.h"
+#include "harness/model/identity.h"
+#include "harness/model/kernel_info.h"
+#include "harness/presentation/report.h"
 #include "kernels/causal_conv1d/shape.h"
 #include "kernels/causal_conv1d/tiling.h"
 #include "tests/detection/minimality.h"
@@ -71,7 +71,7 @@ void expect_fixed_by_next_state(const KnownDefect& d, const Failure& f) {
   EXPECT_TRUE(before.shows(f.symptom)) << text << ": " << before.signature();
 }
 
-// What localization promises (README "Localize", harness/runner.h), stated again here:
+// What localization promises (README "Localize", harness/engine/runner.h), stated again here:
 // the first call of the failing property (its calls(), each a case of its own) that fails
 // vs_reference on its own; none when the property is vs_reference or only the relation
 // fails.

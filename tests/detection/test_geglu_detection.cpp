@@ -5,8 +5,8 @@
 // correct port passes the same minimal case.
 #include <gtest/gtest.h>
 
-#include "harness/kernel_info.h"
-#include "harness/runner.h"
+#include "harness/engine/runner.h"
+#include "harness/model/kernel_info.h"
 #include "kernels/geglu/shape.h"
 #include "tests/detection/minimality.h"
 #include "tests/test_names.h"

@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
 run install 0 "$cmake" --install "$build" --prefix "$prefix"
 for f in bin/kprop lib/libkprop.so lib/cmake/kprop/kpropConfig.cmake lib/cmake/kprop/kpropTargets.cmake \
-  include/kprop/harness/runner.h include/kprop/kernels/causal_conv1d/contract.h; do
+  include/kprop/harness/engine/runner.h include/kprop/kernels/causal_conv1d/contract.h; do
   [ -e "$prefix/$f" ] || fail "the install has no $f"
 done
 

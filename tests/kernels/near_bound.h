@@ -23,7 +23,7 @@ namespace kprop::near_bound {
 // The error/bound the planted element aims at, and the range it must land in.
 inline constexpr double kTarget = 1.5, kLowest = 1.3, kHighest = 1.7;
 
-// Unit roundoff, smallest normal: as harness/tolerance.h defines them (restated here).
+// Unit roundoff, smallest normal: as harness/model/tolerance.h defines them (restated here).
 inline double unit_roundoff(at::ScalarType t) {
   switch (t) {
     case at::kDouble: return std::ldexp(1.0, -53);

@@ -1,7 +1,7 @@
 // Implementations of the test kernel scaled_tanh (tests/kernels/scaled_tanh) that compute
 // the right values until they misbehave: they crash, hang, throw or exit. They exist to
-// test kprop's crash isolation (harness/isolation.h) and its judgement of exceptions
-// (harness/property.h), and live in a plugin of their own
+// test kprop's crash isolation (harness/execution/isolation.h) and its judgement of exceptions
+// (harness/engine/property.h), and live in a plugin of their own
 // (libkprop_misbehaving_plugin.so) that no normal run loads.
 //
 //   plugin_ok::scaled_tanh       never misbehaves

@@ -5,8 +5,8 @@
 
 #include <iostream>
 
-#include "harness/report.h"
-#include "harness/runner.h"
+#include "harness/engine/runner.h"
+#include "harness/presentation/report.h"
 #include "tests/test_names.h"
 
 namespace kprop {

@@ -15,10 +15,10 @@
 #include <iostream>
 
 #include "generators/rapidcheck_cases.h"
-#include "harness/kernel_info.h"
-#include "harness/properties/calls.h"
-#include "harness/property.h"
-#include "harness/verdict.h"
+#include "harness/engine/properties/calls.h"
+#include "harness/engine/property.h"
+#include "harness/model/kernel_info.h"
+#include "harness/model/verdict.h"
 
 namespace kprop {
 namespace {

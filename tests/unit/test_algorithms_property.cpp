@@ -1,11 +1,11 @@
-// algorithms (harness/properties/algorithms.cpp): an implementation held to the other
+// algorithms (harness/engine/properties/algorithms.cpp): an implementation held to the other
 // algorithm of its function it declares (Takes::same_function_as), on linear_attn's
 // chunked and recurrent emulations.
 #include <gtest/gtest.h>
 
 #include "generators/schema.h"
-#include "harness/kernel_info.h"
-#include "harness/property.h"
+#include "harness/engine/property.h"
+#include "harness/model/kernel_info.h"
 
 namespace kprop {
 namespace {

@@ -1,4 +1,4 @@
-// write_file_atomically (harness/atomic_file.h): a write that fails part-way leaves the
+// write_file_atomically (harness/storage/atomic_file.h): a write that fails part-way leaves the
 // old file exactly as it was and no temporary file beside it; a write that succeeds
 // replaces the content whole.
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include <string>
 
 #include "generators/errors.h"
-#include "harness/atomic_file.h"
+#include "harness/storage/atomic_file.h"
 
 namespace kprop {
 namespace {

@@ -19,10 +19,10 @@
 
 #include "generators/choices.h"
 #include "generators/draw.h"
-#include "harness/kernel_info.h"
-#include "harness/property.h"
-#include "harness/report.h"
-#include "harness/runner.h"
+#include "harness/engine/property.h"
+#include "harness/engine/runner.h"
+#include "harness/model/kernel_info.h"
+#include "harness/presentation/report.h"
 #include "tests/test_names.h"
 
 namespace kprop {

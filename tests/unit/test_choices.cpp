@@ -16,7 +16,7 @@
 #include "generators/draw.h"
 #include "generators/errors.h"
 #include "generators/schema.h"
-#include "harness/case_file.h"
+#include "harness/storage/case_file.h"
 #include "kernels/causal_conv1d/schema.h"
 #include "tests/source_tree.h"
 

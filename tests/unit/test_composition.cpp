@@ -1,13 +1,13 @@
-// `composition` (harness/properties/composition.cpp): the implementation inside a residual
+// `composition` (harness/engine/properties/composition.cpp): the implementation inside a residual
 // and with its output used twice, beside an op that saved its inputs. Test-only variants of
 // scaled_tanh that write over x in their forward or dx over the dy they receive
 // (tests/kernels/scaled_tanh_variants/overwrites.cpp), declared, are handed copies by every
 // single-call property and pass them; here they corrupt the graph and fail.
 #include <gtest/gtest.h>
 
-#include "harness/property.h"
-#include "harness/report.h"
-#include "harness/takes.h"
+#include "harness/engine/property.h"
+#include "harness/execution/takes.h"
+#include "harness/presentation/report.h"
 #include "tests/scaled_tanh_case.h"
 
 namespace kprop {

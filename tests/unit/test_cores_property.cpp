@@ -7,9 +7,9 @@
 
 #include <iostream>
 
-#include "harness/property.h"
-#include "harness/report.h"
-#include "harness/runner.h"
+#include "harness/engine/property.h"
+#include "harness/engine/runner.h"
+#include "harness/presentation/report.h"
 
 namespace kprop {
 namespace {

@@ -9,13 +9,13 @@
 
 #include "generators/choices.h"
 #include "generators/draw.h"
-#include "harness/case_file.h"
-#include "harness/kernel_info.h"
-#include "harness/properties/calls.h"
-#include "harness/random_tensor.h"
-#include "harness/property.h"
-#include "harness/report.h"
-#include "harness/runner.h"
+#include "harness/engine/properties/calls.h"
+#include "harness/engine/property.h"
+#include "harness/engine/runner.h"
+#include "harness/model/kernel_info.h"
+#include "harness/model/random_tensor.h"
+#include "harness/presentation/report.h"
+#include "harness/storage/case_file.h"
 #include "tests/scaled_tanh_case.h"
 
 namespace kprop {

@@ -1,14 +1,14 @@
-// `determinism` (harness/properties/determinism.cpp): the same call repeated gives the same
+// `determinism` (harness/engine/properties/determinism.cpp): the same call repeated gives the same
 // bits. A backward that sums db in an order drawn anew on every call
 // (tests/kernels/scaled_tanh_variants/random_order.cpp) is within every bound, so every
 // other property passes it; this one fails it, and passes it once it is declared
 // nondeterministic (then held to the bound, and the rows say so).
 #include <gtest/gtest.h>
 
-#include "harness/kernel_info.h"
-#include "harness/property.h"
-#include "harness/report.h"
-#include "harness/takes.h"
+#include "harness/engine/property.h"
+#include "harness/execution/takes.h"
+#include "harness/model/kernel_info.h"
+#include "harness/presentation/report.h"
 #include "tests/scaled_tanh_case.h"
 
 namespace kprop {

@@ -1,5 +1,5 @@
-// Where implementations run (harness/device.h) and where a run's time goes
-// (harness/call_profile.h). The CUDA path itself is exercised on the GPU machine
+// Where implementations run (harness/execution/device.h) and where a run's time goes
+// (harness/execution/call_profile.h). The CUDA path itself is exercised on the GPU machine
 // (scripts/gpu.py); here: the settings, their errors, and that only outside
 // implementations would move.
 #include <ATen/Context.h>
@@ -7,10 +7,10 @@
 #include <gtest/gtest.h>
 
 #include "generators/errors.h"
-#include "harness/call_profile.h"
-#include "harness/device.h"
-#include "harness/kernel_info.h"
-#include "harness/property.h"
+#include "harness/engine/property.h"
+#include "harness/execution/call_profile.h"
+#include "harness/execution/device.h"
+#include "harness/model/kernel_info.h"
 
 namespace kprop {
 namespace {

@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "harness/kernel_info.h"
-#include "harness/verdict.h"
+#include "harness/model/kernel_info.h"
+#include "harness/model/memcheck.h"
+#include "harness/model/verdict.h"
 #include "kernels/causal_conv1d/contract.h"
 #include "kernels/causal_conv1d/shape.h"
 #include "kernels/causal_conv1d/tiling.h"
-#include "harness/memcheck.h"
 
 namespace kprop::causal_conv1d {
 namespace {

@@ -10,15 +10,15 @@
 #include <random>
 
 #include "generators/errors.h"
-#include "harness/case_file.h"
-#include "harness/corpus.h"
+#include "harness/engine/corpus.h"
+#include "harness/engine/property.h"
+#include "harness/engine/triage.h"
 #include "harness/fuzz/fuzz_input.h"
 #include "harness/fuzz/fuzz_target.h"
 #include "harness/fuzz/seeds.h"
-#include "harness/kernel_info.h"
+#include "harness/model/kernel_info.h"
 #include "harness/nightly/fuzzer_process.h"
-#include "harness/property.h"
-#include "harness/triage.h"
+#include "harness/storage/case_file.h"
 #include "tests/source_tree.h"
 
 namespace kprop {

@@ -7,11 +7,11 @@
 #include <algorithm>
 
 #include "generators/shrink.h"
-#include "harness/identity.h"
-#include "harness/kernel_info.h"
-#include "harness/property.h"
-#include "harness/report.h"
-#include "harness/runner.h"
+#include "harness/engine/property.h"
+#include "harness/engine/runner.h"
+#include "harness/model/identity.h"
+#include "harness/model/kernel_info.h"
+#include "harness/presentation/report.h"
 #include "tests/search_options.h"
 
 namespace kprop {

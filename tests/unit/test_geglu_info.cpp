@@ -8,11 +8,11 @@
 #include <iostream>
 
 #include "generators/draw.h"
-#include "harness/kernel_info.h"
-#include "harness/properties/calls.h"
-#include "harness/property.h"
-#include "harness/verdict.h"
-#include "harness/host_values.h"
+#include "harness/engine/properties/calls.h"
+#include "harness/engine/property.h"
+#include "harness/model/host_values.h"
+#include "harness/model/kernel_info.h"
+#include "harness/model/verdict.h"
 
 namespace kprop {
 namespace {

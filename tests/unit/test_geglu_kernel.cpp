@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/random_tensor.h"
-#include "harness/tolerance.h"
-#include "harness/host_values.h"
+#include "harness/model/host_values.h"
+#include "harness/model/random_tensor.h"
+#include "harness/model/tolerance.h"
 #include "kernels/geglu/grid.h"
 #include "kernels/geglu/ops.h"
 

@@ -1,4 +1,4 @@
-// `guard` (harness/properties/guard.cpp): inputs and cotangents between NaN margins, CPU
+// `guard` (harness/engine/properties/guard.cpp): inputs and cotangents between NaN margins, CPU
 // outputs with margins. A backward whose sum reads one element past dy's end
 // (tests/kernels/scaled_tanh_variants/reads_past_end.cpp) and one that stores past it
 // (writes_past_end.cpp) are right on every fresh tensor, so only this property finds them,
@@ -8,11 +8,11 @@
 #include <cstring>
 #include <limits>
 
-#include "harness/guarded_allocations.h"
-#include "harness/properties/handed_tensors.h"
-#include "harness/property.h"
-#include "harness/report.h"
-#include "harness/tensor_layouts.h"
+#include "harness/engine/properties/handed_tensors.h"
+#include "harness/engine/property.h"
+#include "harness/execution/guarded_allocations.h"
+#include "harness/model/tensor_layouts.h"
+#include "harness/presentation/report.h"
 #include "tests/scaled_tanh_case.h"
 
 namespace kprop {

@@ -1,5 +1,5 @@
 // Every tensor handed to an implementation comes back unchanged
-// (harness/properties/handed_tensors.h): test-only variants of scaled_tanh that write over
+// (harness/engine/properties/handed_tensors.h): test-only variants of scaled_tanh that write over
 // x in their forward or dx over dy in their backward
 // (tests/kernels/scaled_tanh_variants/overwrites.cpp) return only right values, and fail
 // on the tensor and the call they wrote over; declared, the same writes pass.
@@ -8,11 +8,11 @@
 #include <limits>
 
 #include "generators/errors.h"
-#include "harness/kernel_info.h"
-#include "harness/property.h"
-#include "harness/properties/handed_tensors.h"
-#include "harness/report.h"
-#include "harness/takes.h"
+#include "harness/engine/properties/handed_tensors.h"
+#include "harness/engine/property.h"
+#include "harness/execution/takes.h"
+#include "harness/model/kernel_info.h"
+#include "harness/presentation/report.h"
 #include "tests/scaled_tanh_case.h"
 
 namespace kprop {

@@ -1,4 +1,4 @@
-// Host conversions without the dispatcher (harness/host_values.h): every value must
+// Host conversions without the dispatcher (harness/model/host_values.h): every value must
 // be bit-identical to what ATen's .to() gives, or replays and fingerprints would drift.
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "harness/host_values.h"
+#include "harness/model/host_values.h"
 
 namespace kprop {
 namespace {

@@ -13,11 +13,11 @@
 
 #include "generators/errors.h"
 #include "generators/schema.h"
-#include "harness/case_file.h"
-#include "harness/corpus.h"
-#include "harness/kernel_info.h"
-#include "harness/replay.h"
-#include "harness/runner.h"
+#include "harness/engine/corpus.h"
+#include "harness/engine/replay.h"
+#include "harness/engine/runner.h"
+#include "harness/model/kernel_info.h"
+#include "harness/storage/case_file.h"
 #include "tests/source_tree.h"
 
 namespace kprop {

@@ -8,13 +8,13 @@
 #include <limits>
 
 #include "generators/errors.h"
-#include "harness/layout_variants.h"
-#include "harness/properties/calls.h"
-#include "harness/property.h"
-#include "harness/report.h"
+#include "harness/engine/properties/calls.h"
+#include "harness/engine/property.h"
+#include "harness/execution/layout_variants.h"
+#include "harness/model/tensor_layouts.h"
+#include "harness/model/tolerance.h"
+#include "harness/presentation/report.h"
 #include "harness/spec/kernel_spec.h"
-#include "harness/tensor_layouts.h"
-#include "harness/tolerance.h"
 
 namespace kprop {
 namespace {

@@ -1,5 +1,5 @@
-// What an implementation's exceptions, crashes and hangs become (harness/property.h,
-// harness/isolation.h): a declared refusal is rejected, anything else a failure with its
+// What an implementation's exceptions, crashes and hangs become (harness/engine/property.h,
+// harness/execution/isolation.h): a declared refusal is rejected, anything else a failure with its
 // fault; outside implementations run in a worker process, which a crash, an exit or a
 // hang does not take kprop down with.
 //
@@ -10,12 +10,12 @@
 #include <chrono>
 
 #include "generators/errors.h"
-#include "harness/identity.h"
-#include "harness/isolation.h"
-#include "harness/kernel_info.h"
-#include "harness/property.h"
-#include "harness/report.h"
-#include "harness/dispatch.h"
+#include "harness/engine/property.h"
+#include "harness/execution/dispatch.h"
+#include "harness/execution/isolation.h"
+#include "harness/model/identity.h"
+#include "harness/model/kernel_info.h"
+#include "harness/presentation/report.h"
 #include "tests/scaled_tanh_case.h"
 
 namespace kprop {

@@ -7,13 +7,13 @@
 #include <cmath>
 
 #include "generators/errors.h"
-#include "harness/property.h"
-#include "harness/random_tensor.h"
+#include "harness/engine/property.h"
+#include "harness/execution/dispatch.h"
+#include "harness/execution/takes.h"
+#include "harness/model/random_tensor.h"
+#include "harness/model/tolerance.h"
 #include "harness/spec/kernel_spec.h"
 #include "harness/spec/operator_signature.h"
-#include "harness/takes.h"
-#include "harness/tolerance.h"
-#include "harness/dispatch.h"
 
 namespace kprop {
 namespace {

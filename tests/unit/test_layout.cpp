@@ -1,19 +1,19 @@
-// `layout` (harness/properties/layout.cpp): the same values in other layouts must give the
-// same results. The layouts hold the contiguous tensor's values (harness/tensor_layouts.h);
+// `layout` (harness/engine/properties/layout.cpp): the same values in other layouts must give the
+// same results. The layouts hold the contiguous tensor's values (harness/model/tensor_layouts.h);
 // a backward that reads dy as if it were contiguous
 // (tests/kernels/scaled_tanh_variants/assumes_contiguous.cpp) is right on every contiguous
 // dy and fails here, naming the gradient, the cotangent and the layout.
 #include <gtest/gtest.h>
 
 #include "generators/errors.h"
-#include "harness/kernel_info.h"
-#include "harness/layout_variants.h"
-#include "harness/property.h"
-#include "harness/report.h"
-#include "harness/repro_material.h"
+#include "harness/engine/property.h"
+#include "harness/engine/repro_material.h"
+#include "harness/execution/layout_variants.h"
+#include "harness/execution/takes.h"
+#include "harness/model/kernel_info.h"
+#include "harness/model/tensor_layouts.h"
+#include "harness/presentation/report.h"
 #include "harness/spec/kernel_spec.h"
-#include "harness/takes.h"
-#include "harness/tensor_layouts.h"
 #include "tests/scaled_tanh_case.h"
 
 namespace kprop {

@@ -1,13 +1,13 @@
-// `neutral` (harness/properties/neutral.cpp): an optional input left out equals its neutral
+// `neutral` (harness/engine/properties/neutral.cpp): an optional input left out equals its neutral
 // value passed. A forward whose path without a bias drops a term
 // (tests/kernels/scaled_tanh_variants/path_without_bias.cpp) stays within y's bound in
 // bfloat16, so the reference comparison passes it there; this property finds it, naming
 // the result and the input left out.
 #include <gtest/gtest.h>
 
-#include "harness/kernel_info.h"
-#include "harness/property.h"
-#include "harness/report.h"
+#include "harness/engine/property.h"
+#include "harness/model/kernel_info.h"
+#include "harness/presentation/report.h"
 #include "tests/scaled_tanh_case.h"
 
 namespace kprop {

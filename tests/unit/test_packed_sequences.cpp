@@ -10,9 +10,9 @@
 #include "generators/draw.h"
 #include "generators/schema.h"
 #include "generators/shrink.h"
-#include "harness/kernel_info.h"
-#include "harness/property.h"
-#include "harness/sequence_family.h"
+#include "harness/engine/property.h"
+#include "harness/model/kernel_info.h"
+#include "harness/model/sequence_family.h"
 
 namespace kprop {
 namespace {

@@ -1,4 +1,4 @@
-// The precision report (harness/reports/precision_report.h) and the GEGLU MLP model
+// The precision report (harness/presentation/precision_report.h) and the GEGLU MLP model
 // (kernels/geglu/mlp.cpp):
 //  - the report's arithmetic on hand-made tensors: ulps at a magnitude, the smallest atol
 //    at an rtol, where the max |diff| is, the verdict chosen and its sentence;
@@ -21,11 +21,11 @@
 #include <vector>
 
 #include "generators/errors.h"
-#include "harness/precision_model.h"
-#include "harness/propagated_error.h"
-#include "harness/random_tensor.h"
-#include "harness/reports/precision_report.h"
-#include "harness/tolerance.h"
+#include "harness/model/precision_model.h"
+#include "harness/model/propagated_error.h"
+#include "harness/model/random_tensor.h"
+#include "harness/model/tolerance.h"
+#include "harness/presentation/precision_report.h"
 #include "kernels/geglu/policy_error.h"
 
 namespace kprop {

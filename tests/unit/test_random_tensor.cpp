@@ -1,4 +1,4 @@
-// Tensor contents from a seed (harness/random_tensor.h): deterministic, independent per
+// Tensor contents from a seed (harness/model/random_tensor.h): deterministic, independent per
 // stream, rounded to the requested dtype, and distributed as each Distribution says.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "harness/random_tensor.h"
+#include "harness/model/random_tensor.h"
 
 namespace kprop {
 namespace {

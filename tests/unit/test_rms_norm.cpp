@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "generators/shrink.h"
-#include "harness/kernel_info.h"
-#include "harness/property.h"
-#include "harness/report.h"
-#include "harness/runner.h"
+#include "harness/engine/property.h"
+#include "harness/engine/runner.h"
+#include "harness/model/kernel_info.h"
+#include "harness/presentation/report.h"
 #include "tests/search_options.h"
 
 namespace kprop {

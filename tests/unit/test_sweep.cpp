@@ -1,4 +1,4 @@
-// Sweeps (harness/reports/sweep.h): axis and metric parsing, real grids over causal_conv1d,
+// Sweeps (harness/presentation/sweep.h): axis and metric parsing, real grids over causal_conv1d,
 // and the Markdown, JSON and SVG renderings a person reads.
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 
 #include "generators/errors.h"
 #include "generators/schema.h"
-#include "harness/reports/svg_heatmap.h"
-#include "harness/reports/sweep.h"
-#include "harness/kernel_info.h"
+#include "harness/model/kernel_info.h"
+#include "harness/presentation/svg_heatmap.h"
+#include "harness/presentation/sweep.h"
 #include "kernels/causal_conv1d/shape.h"
 #include "kernels/causal_conv1d/tiling.h"
 

@@ -1,4 +1,4 @@
-// Rounding-error bounds (harness/tolerance.h): the constants, the gamma_K formula, the
+// Rounding-error bounds (harness/model/tolerance.h): the constants, the gamma_K formula, the
 // composition of sum_error_bound, and an empirical check that gamma_K * sum|x| really
 // bounds a sequential float32 sum, while a wrong result does not fit under it.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "harness/tolerance.h"
+#include "harness/model/tolerance.h"
 
 namespace kprop {
 namespace {

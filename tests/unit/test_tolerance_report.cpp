@@ -1,4 +1,4 @@
-// The tolerance report (harness/reports/tolerance_report.h): the smallest atol per rtol,
+// The tolerance report (harness/presentation/tolerance_report.h): the smallest atol per rtol,
 // per-case measurement of real implementations, aggregation over a batch, and the
 // Markdown and JSON renderings.
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/reports/tolerance_report.h"
+#include "harness/presentation/tolerance_report.h"
 #include "kernels/causal_conv1d/schema.h"
 #include "kernels/causal_conv1d/shape.h"
 

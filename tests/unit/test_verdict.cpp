@@ -1,4 +1,4 @@
-// Verdicts (harness/verdict.h): the per-tensor comparison, the conclusion drawn from it,
+// Verdicts (harness/model/verdict.h): the per-tensor comparison, the conclusion drawn from it,
 // and the signature that deduplicates failures.
 #include <gtest/gtest.h>
 
@@ -8,10 +8,10 @@
 #include <limits>
 #include <vector>
 
-#include "harness/identity.h"
-#include "harness/kernel_info.h"
-#include "harness/report.h"
-#include "harness/verdict.h"
+#include "harness/model/identity.h"
+#include "harness/model/kernel_info.h"
+#include "harness/model/verdict.h"
+#include "harness/presentation/report.h"
 #include "kernels/causal_conv1d/schema.h"
 #include "kernels/causal_conv1d/shape.h"
 
@@ -485,7 +485,7 @@ TEST_F(VerdictTest, FaultFollowsTensorsAndMemoryInTheSignature) {
   EXPECT_EQ(v.signature(), "causal_conv1d/tiled/packed/dw [head taps]; out-of-bounds load, exception");
 }
 
-// What an isolated worker answers is read back into the same verdict (harness/report.h):
+// What an isolated worker answers is read back into the same verdict (harness/presentation/report.h):
 // every field, infinite and NaN numbers, the fault, an unlocated tensor.
 TEST_F(VerdictTest, JsonRoundTrip) {
   Verdict v = named("tiled@clamped", "gradient");

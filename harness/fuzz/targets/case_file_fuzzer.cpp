@@ -6,7 +6,7 @@
 #include <string>
 
 #include "generators/errors.h"
-#include "harness/case_file.h"
+#include "harness/storage/case_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -13,8 +13,8 @@
 
 #include <ATen/Parallel.h>
 
+#include "harness/execution/own_executable.h"
 #include "harness/fuzz/fuzz_target.h"
-#include "harness/own_executable.h"
 
 #ifndef KPROP_FUZZ_KERNEL
 #error "KPROP_FUZZ_KERNEL names the kernel this target fuzzes"

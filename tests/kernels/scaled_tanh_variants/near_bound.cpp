@@ -17,7 +17,7 @@
 // may come after this file's registrations.
 #include <torch/library.h>
 
-#include "harness/dispatch.h"
+#include "harness/execution/dispatch.h"
 #include "tests/kernels/near_bound.h"
 
 namespace kprop::scaled_tanh::near_bound_variants {

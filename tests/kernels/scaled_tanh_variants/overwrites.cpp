@@ -1,6 +1,6 @@
 // Test-only variants of scaled_tanh's correct toy that write over a tensor they are handed,
 // to save memory, as real kernels do: every value they return is right, so only the check
-// that a call hands back its tensors unchanged (harness/properties/handed_tensors.h) finds
+// that a call hands back its tensors unchanged (harness/engine/properties/handed_tensors.h) finds
 // them, naming the tensor and the call.
 //
 //   kprop_variant_x_overwritten   the forward stores tanh(x) over x

@@ -6,7 +6,7 @@
 
 #include <tuple>
 
-#include "harness/dispatch.h"
+#include "harness/execution/dispatch.h"
 
 namespace kprop::scaled_tanh {
 

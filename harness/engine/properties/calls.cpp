@@ -1,0 +1,218 @@
+#include "harness/engine/properties/calls.h"
+
+#include <algorithm>
+
+#include "harness/engine/properties/handed_tensors.h"
+#include "harness/execution/call_profile.h"
+#include "harness/execution/device.h"
+#include "harness/execution/takes.h"
+#include "harness/model/host_values.h"
+#include "harness/model/random_tensor.h"
+#include "harness/model/tensor_layouts.h"
+
+namespace kprop {
+
+namespace {
+const char* kReferenceNamespace = "kprop_reference";
+}
+
+Calls::Calls(const KernelInfo& kernel, const Implementation& impl, Verdict& verdict)
+    : kernel_(kernel), impl_(impl), verdict_(verdict) {
+  if (const Takes* takes = declared_takes(kernel.name(), impl.name)) overwrites_ = takes->overwrites;
+}
+
+void Calls::collect_memory_findings() const {
+  for (auto& f : MemcheckLog::take()) fold(verdict_.memory, f);
+}
+
+template <typename F>
+static NamedTensors refusing(F call) {
+  try {
+    return call();
+  } catch (const c10::Error& e) {
+    throw ImplementationRefused(e.what_without_backtrace());
+  } catch (const ImplementationRefused&) {
+    throw;
+  } catch (const std::exception& e) {
+    // A plugin may throw anything: what it raised is its answer, never kprop's error.
+    throw ImplementationRefused(e.what());
+  } catch (...) {
+    throw ImplementationRefused("an exception that is not a std::exception");
+  }
+}
+
+namespace {
+
+// Each tensor with its layout (harness/model/tensor_layouts.h): a strided view stays strided. A
+// tensor already there is handed as it is.
+NamedTensors on_device(const NamedTensors& t, const c10::Device& device) {
+  NamedTensors out;
+  for (const auto& [name, x] : t)
+    out.set(name, x.defined() && x.device() == device ? x : same_layout_on(x, device));
+  return out;
+}
+
+// The problem as the implementation under test receives it: its inputs on the
+// implementation's device (the case and everything derived from it stay as they are).
+Problem on_device(const Problem& p, const c10::Device& device) {
+  return Problem{p.c, on_device(p.inputs, device)};
+}
+
+// Runs `call(problem, cotangents)` where the case's implementation runs, its results on
+// the CPU. On the CPU the tensors are passed as they are. For a device, the copies there
+// count as transfers; the call and the copies back (which wait for the device) as the
+// implementation.
+template <typename F>
+NamedTensors where_it_runs(const Problem& p, const NamedTensors& cotangents, F call) {
+  const c10::Device device = device_of(p.c);
+  if (device.is_cpu()) {
+    ProfiledSpan span(CallProfile::Part::implementation);
+    return refusing([&] { return call(p, cotangents); });
+  }
+  Problem there;
+  NamedTensors cotangents_there;
+  {
+    ProfiledSpan span(CallProfile::Part::transfers);
+    there = on_device(p, device);
+    cotangents_there = on_device(cotangents, device);
+  }
+  ProfiledSpan span(CallProfile::Part::implementation);
+  return on_device(refusing([&] { return call(there, cotangents_there); }),
+                   c10::Device(c10::kCPU));
+}
+
+}  // namespace
+
+template <typename F>
+NamedTensors Calls::watching(const std::string& side, const Problem& p,
+                             const NamedTensors& cotangents, F call) const {
+  if (as_given_) return call(p, cotangents);
+  // A tensor it declares it writes over is handed as a copy; every other one is watched.
+  const Problem* handed = &p;
+  Problem with_copies;
+  if (!overwrites_.empty()) {
+    with_copies = Problem{p.c, with_copies_of(p.inputs, overwrites_)};
+    handed = &with_copies;
+  }
+  const NamedTensors handed_cotangents = with_copies_of(cotangents, overwrites_);
+  const HandedTensors watched(handed->inputs, handed_cotangents, overwrites_);
+  NamedTensors out = call(*handed, handed_cotangents);
+  const auto changes = watched.changes();
+  if (changes.empty()) return out;
+  NamedTensors results;  // copies: a result may share a changed tensor's memory
+  for (const auto& [name, t] : out) results.set(name, t.defined() ? t.clone() : t);
+  watched.restore();
+  // One row per tensor and side: a property calls an implementation many times.
+  auto& rows = verdict_.tensors;
+  const std::string deviation = "overwritten by the " + side;
+  for (auto& row : compare_exact(kernel_, p, changes.now, changes.before, deviation, "unchanged"))
+    if (std::none_of(rows.begin(), rows.end(), [&](const TensorError& t) {
+          return t.tensor == row.tensor && t.deviation == row.deviation;
+        }))
+      rows.push_back(std::move(row));
+  // A store into the memory around a tensor, as the device memory checker would report it.
+  for (const auto& s : changes.strays)
+    fold(verdict_.memory, {MemoryFinding::Kind::out_of_bounds_store, s.tensor,
+                           s.side + ", in the " + side, s.offset,
+                           handed->inputs.has(s.tensor) ? handed->inputs.get(s.tensor).numel()
+                                                        : handed_cotangents.get(s.tensor).numel(),
+                           s.count});
+  return results;
+}
+
+NamedTensors Calls::forward(const Problem& p) const {
+  MemcheckLog::clear();
+  auto out = where_it_runs(p, NamedTensors{}, [&](const Problem& q, const NamedTensors& dq) {
+    return watching("forward", q, dq, [&](const Problem& r, const NamedTensors&) {
+      return kernel_.forward(impl_.op_namespace, r);
+    });
+  });
+  collect_memory_findings();
+  return out;
+}
+
+NamedTensors Calls::backward(const Problem& p, const NamedTensors& cotangents) const {
+  MemcheckLog::clear();
+  auto out = where_it_runs(p, cotangents, [&](const Problem& q, const NamedTensors& dq) {
+    return watching("backward", q, dq, [&](const Problem& r, const NamedTensors& dr) {
+      return kernel_.backward(impl_.op_namespace, r, dr);
+    });
+  });
+  collect_memory_findings();
+  return out;
+}
+
+NamedTensors Calls::reference(const Problem& p, const NamedTensors& cotangents) const {
+  ProfiledSpan span(CallProfile::Part::reference);
+  const Problem exact = kernel_.in_dtype(p, DType::float64);
+  return merged(kernel_.forward(kReferenceNamespace, exact),
+                kernel_.backward(kReferenceNamespace, exact, to_float64(cotangents)));
+}
+
+bool declared_nondeterministic(const KernelInfo& kernel, const Implementation& impl) {
+  const Takes* takes = declared_takes(kernel.name(), impl.name);
+  return kernel.nondeterministic() || (takes != nullptr && takes->nondeterministic);
+}
+
+NamedTensors Calls::bounds_between_two(const Problem& p, const NamedTensors& cotangents) const {
+  return kernel_.error_bounds(p, cotangents, reference(p, cotangents), /*joined_partials=*/{0, 0});
+}
+
+namespace {
+
+// The cotangent of one output as the case's choice makes it (generators/case.h); `stream`
+// is this output's random stream, the one every case used before the choice existed.
+at::Tensor cotangent(const Case& c, const std::vector<int64_t>& sizes, uint64_t stream,
+                     bool first) {
+  auto normal = [&](std::vector<int64_t> shape) {
+    return random_tensor(shape, Distribution::normal, c.seed, stream, c.dtype);
+  };
+  const auto options = at::TensorOptions().dtype(scalar_type(c.dtype));
+  switch (c.cotangents) {
+    case Cotangents::random: return normal(sizes);
+    case Cotangents::ones: return at::ones(sizes, options);
+    case Cotangents::zero_first: return first ? at::zeros(sizes, options) : normal(sizes);
+    case Cotangents::scalar: {  // the gradient of a mean: 1/N everywhere (1/2 for N = 1)
+      const int64_t n = c10::multiply_integers(sizes);
+      return at::full(sizes, n > 1 ? 1.0 / static_cast<double>(n) : 0.5, options);
+    }
+    case Cotangents::per_row: {  // reduction='none', then a weight per row
+      // A 0-d output has one value; a 1-d one (a per-row loss) is one value per row.
+      if (sizes.size() <= 1) return normal(sizes);
+      std::vector<int64_t> rows = sizes;
+      rows.back() = 1;
+      return normal(rows).expand(sizes).contiguous();
+    }
+  }
+  return normal(sizes);
+}
+
+}  // namespace
+
+NamedTensors random_cotangents(const KernelInfo& kernel, const Problem& p,
+                               const NamedTensors& outputs) {
+  NamedTensors cot;
+  uint64_t stream = 100;
+  bool first = true;
+  for (const auto& name : kernel.outputs_with_cotangent(p)) {
+    const auto out = outputs.get(name);
+    cot.set(grad_name(name), cotangent(p.c, out.sizes().vec(), stream++, first));
+    first = false;
+  }
+  return cot;
+}
+
+NamedTensors merged(const NamedTensors& a, const NamedTensors& b) {
+  NamedTensors out = a;
+  for (const auto& [name, t] : b) out.set(name, t);
+  return out;
+}
+
+NamedTensors to_float64(const NamedTensors& t) {
+  NamedTensors out;
+  for (const auto& [name, x] : t)
+    out.set(name, float64_of(x));
+  return out;
+}
+
+}  // namespace kprop

@@ -1,0 +1,111 @@
+#include "harness/engine/property.h"
+
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "generators/errors.h"
+#include "harness/execution/interrupt.h"
+#include "harness/execution/isolation.h"
+#include "harness/execution/takes.h"
+
+namespace kprop {
+
+namespace {
+std::vector<std::unique_ptr<Property>>& properties() {
+  static std::vector<std::unique_ptr<Property>> all;
+  return all;
+}
+}  // namespace
+
+bool register_property(std::unique_ptr<Property> property) {
+  properties().push_back(std::move(property));
+  return true;
+}
+
+Verdict open_verdict(const KernelInfo& kernel, const Case& c) {
+  Verdict v;
+  v.kernel = kernel.name();
+  v.impl = c.impl;
+  v.property = c.property;
+  return v;
+}
+
+std::vector<std::string> property_names() {
+  std::vector<std::string> names;
+  for (const auto& p : properties()) names.push_back(p->name());
+  return names;
+}
+
+const Property& find_property(const std::string& name) {
+  for (const auto& p : properties())
+    if (p->name() == name) return *p;
+  throw UsageError(fmt::format("unknown property '{}'; known properties: {}", name,
+                               fmt::join(property_names(), ", ")));
+}
+
+namespace {
+std::vector<std::string>& outside_refusal_texts() {
+  static std::vector<std::string> texts;
+  return texts;
+}
+}  // namespace
+
+void declare_outside_refusals(std::vector<std::string> texts) {
+  outside_refusal_texts() = std::move(texts);
+}
+const std::vector<std::string>& outside_refusals() { return outside_refusal_texts(); }
+
+std::optional<std::string> declared_refusal(const Case& c, const std::string& message) {
+  if (is_builtin_implementation(c.kernel, c.impl)) {
+    auto reason = find_kernel(c.kernel).refusal(c, c.impl);
+    if (reason && message.find(*reason) != std::string::npos) return reason;
+    return std::nullopt;
+  }
+  for (const auto& text : outside_refusals())
+    if (message.find(text) != std::string::npos) return text;
+  return std::nullopt;
+}
+
+Verdict evaluate(const Case& c) {
+  const KernelInfo& kernel = find_kernel(c.kernel);
+  const auto problems = validate(kernel.schema(), c);
+  if (!problems.empty())
+    throw CaseError(fmt::format("impossible case: {}", fmt::join(problems, "; ")));
+  // Valid but too large to materialize (a --set, a decoded or hand-made case): refused
+  // with the limit named, never an out-of-memory.
+  refuse_too_large(kernel.schema(), c, "case");
+  const Implementation impl = resolve_implementation(c.kernel, c.impl);
+  const Property& property = find_property(c.property);
+  if (cutting_short()) {
+    Verdict v = open_verdict(kernel, c);
+    v.status = Verdict::Status::skipped;
+    v.message = fmt::format("not run: interrupted by {}", interrupt_name());
+    return v;
+  }
+  // Outside what the implementation declares it takes: not run, never a failure.
+  if (const auto reason = not_taken(c, !property.adapts_dtype())) {
+    Verdict v = open_verdict(kernel, c);
+    v.status = Verdict::Status::skipped;
+    v.message = std::string(kNotTaken) + *reason;
+    return v;
+  }
+  if (isolation().enabled && !is_builtin_implementation(c.kernel, impl.name))
+    return evaluate_isolated(c);
+  try {
+    return property.check(kernel, impl, c);
+  } catch (const ImplementationRefused& e) {
+    if (declared_refusal(c, e.what())) {
+      // A refusal it declares, as the real kernel raises on such a case.
+      Verdict v = open_verdict(kernel, c);
+      v.status = Verdict::Status::rejected;
+      v.message = e.what();
+      return v;
+    }
+    // Anything else it raises is a failure: a kernel that throws on a case it should
+    // take is as broken as one that computes the wrong values.
+    return fault_verdict(c, Fault{Fault::Kind::raised, e.what()});
+  }
+}
+
+}  // namespace kprop

@@ -1,0 +1,76 @@
+// A property: a relation an implementation must satisfy on every case, checked on one
+// case at a time. Properties know nothing of any kernel; they use its KernelInfo.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/execution/implementations.h"
+#include "harness/model/kernel_info.h"
+#include "harness/model/verdict.h"
+
+namespace kprop {
+
+// The implementation under test raised (a c10::Error, any other exception). evaluate()
+// judges it: a refusal the implementation declares ("D must be divisible by BD", as the
+// real kernel raises where its preconditions fail) gives a rejected verdict, any other
+// error a failure with the fault "raised". Errors of kprop's own code outside the
+// implementation's calls propagate.
+struct ImplementationRefused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Property {
+ public:
+  virtual ~Property() = default;
+  virtual std::string name() const = 0;
+  virtual std::string about() const = 0;
+  // The dtypes this property draws cases in (e.g. finite differences: float64 only).
+  virtual std::vector<DType> dtypes() const = 0;
+  // Checks one case. Implementation errors propagate as c10::Error (see evaluate()).
+  virtual Verdict check(const KernelInfo& kernel, const Implementation& impl,
+                        const Case& c) const = 0;
+  // The cases of the calls this property makes on `c` (a metamorphic relation calls the
+  // implementation on parts of the case): where a failure is localized, by comparing
+  // each call on its own with the reference (harness/engine/diagnosis.h).
+  virtual std::vector<Case> calls(const KernelInfo&, const Case& c) const { return {c}; }
+  // True when the check runs an implementation that does not take the case's dtype in a
+  // dtype it takes instead (harness/execution/takes.h): such a case is run, not rejected.
+  virtual bool adapts_dtype() const { return false; }
+};
+
+// A verdict for `c` before any check.
+Verdict open_verdict(const KernelInfo& kernel, const Case& c);
+
+// The registry of properties: each file of harness/engine/properties/ registers its own at load
+// time (`static const bool registered = register_property(...)`).
+bool register_property(std::unique_ptr<Property> property);
+const Property& find_property(const std::string& name);  // throws UsageError
+std::vector<std::string> property_names();
+
+// Validates and runs case `c` (its kernel, implementation and property): a case that is
+// impossible throws CaseError. An implementation that raises gives a rejected verdict
+// when the error is a refusal it declares (declared_refusal()), else a failure with the
+// fault "raised". An implementation from outside (NS::kernel of a loaded library) runs in
+// a child process while isolation is on (harness/execution/isolation.h): a crash, a hang or an exit
+// is then a failure too, and kprop goes on. While an interrupt cuts the run short
+// (harness/execution/interrupt.h) every case is skipped at once. A case outside what the
+// implementation declares it takes (harness/execution/takes.h) is skipped with kNotTaken + why.
+Verdict evaluate(const Case& c);
+inline constexpr const char* kNotTaken = "not taken: ";
+
+// What an outside implementation declares it refuses (`--refusal TEXT`): an error whose
+// message holds one of these texts is a refusal. None by default: every error of an
+// outside implementation is a failure. Process-wide, as the libraries loaded are.
+void declare_outside_refusals(std::vector<std::string> texts);
+const std::vector<std::string>& outside_refusals();
+
+// The declared refusal that an error `message` of `c`'s implementation on `c` is, if any:
+// for a built-in implementation its kernel's KernelInfo::refusal(c, impl) when the
+// message holds it; for an outside one the first declared text the message holds.
+std::optional<std::string> declared_refusal(const Case& c, const std::string& message);
+
+}  // namespace kprop

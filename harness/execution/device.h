@@ -1,0 +1,26 @@
+// Where implementations from outside run: `--device cuda` (or KPROP_DEVICE) puts their
+// inputs on that device. Cases are still materialized on the CPU from the seed, exactly
+// as always; the float64 reference, the finite differences and every comparison stay on
+// the CPU. Only the calls of an outside implementation cross (harness/engine/properties/calls.h):
+// inputs and cotangents go to its device, its results come back. kprop's own
+// implementations are CPU emulations and always run on the CPU.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <string>
+
+#include "generators/case.h"
+
+namespace kprop {
+
+// Process-wide, as the libraries loaded are. Throws UsageError for a name libtorch does
+// not know ("cuda", "cuda:1", "cpu") or a device this libtorch cannot reach.
+void set_outside_device(const std::string& name);
+c10::Device outside_device();  // CPU unless set
+std::string outside_device_name();
+
+// The device `c`'s implementation runs on.
+c10::Device device_of(const Case& c);
+
+}  // namespace kprop

@@ -1,0 +1,216 @@
+// KernelInfo: everything kprop knows about one kernel, in one place (as PyTorch's OpInfo).
+//
+// Properties are generic: they ask the KernelInfo for its schema (which generates,
+// validates and shrinks cases), to materialize a case's tensors, to call an
+// implementation's forward and backward, and for the derived error bound of each output.
+// What only some kernels have is an optional family: a kernel with packed sequences
+// and a state handed from call to call has a SequenceFamily (harness/model/sequence_family.h);
+// one without it (an element-wise kernel) simply skips the properties that need it.
+// Kernels register themselves at load time (register_kernel), as properties do.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "generators/case.h"
+#include "generators/schema.h"
+#include "harness/model/named_tensors.h"
+
+namespace kprop {
+
+class SequenceFamily;
+
+// Naming: inputs and outputs have short names ("x", "w", "h0"; "y", "ht"); a gradient or
+// cotangent is "d" + the name it belongs to ("dx", "dh0"; "dy", "dht").
+inline std::string grad_name(const std::string& name) { return "d" + name; }
+
+// One materialized call: the case and its input tensors, in the case's dtype.
+struct Problem {
+  Case c;
+  NamedTensors inputs;
+};
+
+// An implementation by name: an operator pair `<op_namespace>::<kernel>_fwd/_bwd`.
+struct Implementation {
+  std::string name;          // as the user writes it
+  std::string op_namespace;  // where its operators live
+  std::string about;
+};
+
+// A defect kprop knows, as a predicate on a minimal failure: which implementations have
+// it, which property hunts it, the symptom it shows and the shape of its minimal case.
+// Detection tests, the benchmark, `kprop hunt` and the corpus share this one list.
+struct KnownDefect {
+  std::string name;                // e.g. "dh0 over-count"
+  std::string summary;             // what goes wrong and why, in one sentence
+  std::vector<std::string> impls;  // implementations that have it
+  std::string property;            // the property that hunts it
+  std::map<std::string, int64_t> limits;  // a tighter space where that isolates it
+  bool reported_upstream = true;   // false: first found by kprop
+  std::string symptom;             // e.g. "dh0 [sequence shorter than W]" (harness/model/identity.h)
+  // Does a minimal case that shows `symptom` have this defect's shape?
+  std::function<bool(const Case& minimal)> shape;
+  // The shape as parameter values, "rows=1 cols=7 bias=false": a kernel spec checks them
+  // against its schema and compiles them into `shape` (the minimal case has exactly these).
+  std::string shape_values;
+
+  // Named fields for declarations: defect("bias added twice").in({"toy@bias"})...
+  KnownDefect& because(std::string s) { summary = std::move(s); return *this; }
+  KnownDefect& in(std::vector<std::string> i) { impls = std::move(i); return *this; }
+  KnownDefect& hunted_by(std::string p) { property = std::move(p); return *this; }
+  KnownDefect& within(std::map<std::string, int64_t> l) { limits = std::move(l); return *this; }
+  KnownDefect& first_found_by_kprop() { reported_upstream = false; return *this; }
+  KnownDefect& shows(std::string s) { symptom = std::move(s); return *this; }
+  KnownDefect& when(std::function<bool(const Case&)> f) { shape = std::move(f); return *this; }
+  KnownDefect& when(std::string values) { shape_values = std::move(values); return *this; }
+};
+inline KnownDefect defect(std::string name) {
+  KnownDefect d;
+  d.name = std::move(name);
+  return d;
+}
+
+// A case that must give bit-identical results to another: the same inputs on other
+// hardware or in another memory layout. `varies` names what differs, in words that hold no
+// number of the case (it is part of a symptom): "num_cores", "layout".
+struct EquivalentCase {
+  std::string varies;
+  Case c;
+};
+
+// A layout a tensor of the kernel is stored in by real callers, beyond those `layout` tries
+// for every tensor (harness/execution/layout_variants.h): x [B, T, D] kept time-major, as a model
+// that runs [T, B, D] hands it ("time-major", order {1, 0, 2}, outermost first).
+struct StorageOrder {
+  std::string tensor;
+  std::string name;
+  std::vector<int64_t> order;
+};
+
+// An optional input that the flag parameter `flag` leaves out, and the value that leaving it
+// out equals: `neutral` compares the two calls.
+struct NeutralInput {
+  std::string tensor;  // "b"
+  std::string flag;    // "bias"
+  double value;        // 0
+};
+
+class KernelInfo {
+ public:
+  virtual ~KernelInfo() = default;
+
+  virtual std::string name() const = 0;
+  // The schema strings of its operators `<ns>::<kernel>_fwd` and `_bwd`, for a library that
+  // registers an implementation of its own (the one place they are written).
+  virtual std::pair<std::string, std::string> operator_schemas() const = 0;
+  virtual std::vector<DType> dtypes() const = 0;
+  virtual std::vector<std::string> properties() const = 0;
+  // Built-in implementations, the float64 reference first; the default one to test.
+  virtual std::vector<Implementation> implementations() const = 0;
+  virtual std::string default_implementation() const = 0;
+
+  // The parameters of its cases and how to draw and shrink them.
+  virtual const Schema& schema() const = 0;
+  // The tensors of a case, from its seed.
+  virtual Problem materialize(const Case& c) const = 0;
+  // The same call in another dtype (inputs converted; integer inputs kept).
+  static Problem in_dtype(const Problem& p, DType dtype);
+
+  // Calls through the dispatcher. `op_namespace` names the implementation.
+  virtual NamedTensors forward(const std::string& op_namespace, const Problem& p) const = 0;
+  // Gradients are named grad_name(input): "dx", "dw", ...
+  virtual NamedTensors backward(const std::string& op_namespace, const Problem& p,
+                                const NamedTensors& cotangents) const = 0;
+
+  // Inputs with a gradient, and outputs that receive a cotangent in this problem.
+  virtual std::vector<std::string> differentiable_inputs(const Problem& p) const = 0;
+  // Every tensor an implementation can be handed, by kprop's name: the inputs, then the
+  // cotangents ("dy"), for declarations to be checked against; empty: not checked.
+  virtual std::vector<std::string> handed_tensor_names() const { return {}; }
+  virtual std::vector<std::string> outputs_with_cotangent(const Problem& p) const = 0;
+
+  // Per element, a bound on |implementation - exact| for an implementation that computes
+  // `p` in its dtype as the kernel's numerics policy says (docs/design.md §5). `reference`
+  // holds the float64 reference outputs and gradients for `cotangents`.
+  // `joined_partials` has one entry per computation that a check compares: how many
+  // partial results it rounded to the output dtype and summed outside the kernel (0 for
+  // one call, 1 when a metamorphic relation joins the results of several calls). Each
+  // computation is within its own bound of the exact result, so the bounds add up:
+  // {0} for implementation vs exact, {0, 0} for two tilings, {0, 1} for whole vs joined.
+  virtual NamedTensors error_bounds(const Problem& p, const NamedTensors& cotangents,
+                                    const NamedTensors& reference,
+                                    const std::vector<int>& joined_partials) const = 0;
+
+  // Where in a tensor an element lies, for signatures ("dh0", "dweight head taps").
+  virtual std::string region(const Problem& p, const std::string& tensor,
+                             int64_t flat_index) const = 0;
+
+  // The same case on other hardware (another core count): results must not change.
+  // std::nullopt for a kernel without tiling hints.
+  virtual std::optional<Case> retiled(const Case&) const { return std::nullopt; }
+
+  // The built-in implementation whose rounding points are the framework's numerics policy
+  // (e.g. "torch_policy"): `policy` holds every implementation to it bit for bit.
+  // std::nullopt: the kernel declares none, and `policy` skips it.
+  virtual std::optional<std::string> policy_implementation() const { return std::nullopt; }
+
+  // Where tensor `tensor` of an implementation (`actual`) rounds differently from the
+  // policy implementation (`policy`) on problem p: the name of the rounding point that
+  // explains every element that differs ("product from the fp32 gelu"), or "" when the
+  // kernel knows none. Names hold no number of the case: they are part of the symptom.
+  virtual std::string rounding_point(const Problem& /*p*/, const NamedTensors& /*cotangents*/,
+                                     const std::string& /*tensor*/, const at::Tensor& /*actual*/,
+                                     const at::Tensor& /*policy*/) const {
+    return "";
+  }
+
+  // Cases on which an implementation must give exactly the results it gives on `c` (an
+  // element-wise kernel owes bit-exactness across tilings and layouts): `invariance`
+  // compares them bit for bit. Empty: the kernel declares none, and `invariance` skips it.
+  virtual std::vector<EquivalentCase> equivalent_cases(const Case&) const { return {}; }
+
+  // Storage orders its callers use (`layout` hands its tensors in each).
+  virtual std::vector<StorageOrder> storage_orders() const { return {}; }
+  // The results ("db") that are sums whose order may follow the strides of what they sum
+  // (ATen's reductions do) or the tiling a code path takes: `layout` and `neutral` hold
+  // them to the derived bound instead of bit-identity. An implementation may say so of all
+  // its results alone (Takes).
+  virtual std::vector<std::string> reordered_by_layout() const { return {}; }
+  // The integer inputs that hold indices (token ids, offsets): `layout` hands them in
+  // other strides too, and `guard` surrounds them with an index no tensor has.
+  virtual std::vector<std::string> index_inputs() const { return {}; }
+
+  // True when every implementation may return another rounding on every call (atomics):
+  // `determinism` then holds repeated calls to the derived bound instead of bit-identity.
+  // An implementation may say so alone (Takes::nondeterministic).
+  virtual bool nondeterministic() const { return false; }
+
+  // Optional inputs whose absence means a value (`neutral`): no bias is a zero bias.
+  virtual std::vector<NeutralInput> neutral_inputs() const { return {}; }
+
+  // Packed sequences and state handed on; nullptr for kernels without them.
+  virtual const SequenceFamily* sequences() const { return nullptr; }
+
+  virtual std::vector<KnownDefect> known_defects() const { return {}; }
+
+  // Why built-in implementation `impl` may refuse case `c`, as the text its error holds
+  // ("D must be divisible by BD"), as PyTorch's OpInfo declares error_inputs. An error of
+  // a built-in implementation whose message does not hold the declared text is a failure
+  // (harness/engine/property.h); std::nullopt: the case is supported, every error is a failure.
+  virtual std::optional<std::string> refusal(const Case& /*c*/, const std::string& /*impl*/) const {
+    return std::nullopt;
+  }
+};
+
+// Registry of kernels by name; each kernel registers itself at load time.
+bool register_kernel(std::unique_ptr<KernelInfo> kernel);
+const KernelInfo& find_kernel(const std::string& name);  // throws UsageError listing known ones
+std::vector<std::string> kernel_names();                 // sorted
+std::string default_kernel();                            // the first of kernel_names()
+
+}  // namespace kprop
