@@ -8,19 +8,19 @@
 #include "harness/execution/interrupt.h"
 #include "harness/execution/isolation.h"
 #include "harness/execution/takes.h"
+#include "harness/model/registry.h"
 
 namespace kprop {
 
 namespace {
-std::vector<std::unique_ptr<Property>>& properties() {
-  static std::vector<std::unique_ptr<Property>> all;
+Registry<Property>& properties() {
+  static Registry<Property> all("property", "properties");
   return all;
 }
 }  // namespace
 
 bool register_property(std::unique_ptr<Property> property) {
-  properties().push_back(std::move(property));
-  return true;
+  return properties().add(std::move(property));
 }
 
 Verdict open_verdict(const KernelInfo& kernel, const Case& c) {
@@ -31,18 +31,9 @@ Verdict open_verdict(const KernelInfo& kernel, const Case& c) {
   return v;
 }
 
-std::vector<std::string> property_names() {
-  std::vector<std::string> names;
-  for (const auto& p : properties()) names.push_back(p->name());
-  return names;
-}
+std::vector<std::string> property_names() { return properties().names(); }
 
-const Property& find_property(const std::string& name) {
-  for (const auto& p : properties())
-    if (p->name() == name) return *p;
-  throw UsageError(fmt::format("unknown property '{}'; known properties: {}", name,
-                               fmt::join(property_names(), ", ")));
-}
+const Property& find_property(const std::string& name) { return properties().find(name); }
 
 namespace {
 std::vector<std::string>& outside_refusal_texts() {

@@ -46,10 +46,11 @@ class Property {
 Verdict open_verdict(const KernelInfo& kernel, const Case& c);
 
 // The registry of properties: each file of harness/engine/properties/ registers its own at load
-// time (`static const bool registered = register_property(...)`).
+// time (`static const bool registered = register_property(...)`); false when one of that
+// name is there already (a library loaded twice), as for kernels (harness/model/registry.h).
 bool register_property(std::unique_ptr<Property> property);
 const Property& find_property(const std::string& name);  // throws UsageError
-std::vector<std::string> property_names();
+std::vector<std::string> property_names();                // sorted
 
 // Validates and runs case `c` (its kernel, implementation and property): a case that is
 // impossible throws CaseError. An implementation that raises gives a rejected verdict

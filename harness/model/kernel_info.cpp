@@ -8,12 +8,13 @@
 #include "generators/errors.h"
 #include "harness/model/host_values.h"
 #include "harness/model/random_tensor.h"
+#include "harness/model/registry.h"
 
 namespace kprop {
 
 namespace {
-std::vector<std::unique_ptr<KernelInfo>>& kernels() {
-  static std::vector<std::unique_ptr<KernelInfo>> all;
+Registry<KernelInfo>& kernels() {
+  static Registry<KernelInfo> all("kernel", "kernels");
   return all;
 }
 }  // namespace
@@ -27,18 +28,10 @@ Problem KernelInfo::in_dtype(const Problem& p, DType dtype) {
 }
 
 bool register_kernel(std::unique_ptr<KernelInfo> kernel) {
-  for (const auto& k : kernels())
-    if (k->name() == kernel->name()) return false;  // a library loaded twice
-  kernels().push_back(std::move(kernel));
-  return true;
+  return kernels().add(std::move(kernel));
 }
 
-std::vector<std::string> kernel_names() {
-  std::vector<std::string> names;
-  for (const auto& k : kernels()) names.push_back(k->name());
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> kernel_names() { return kernels().names(); }
 
 std::string default_kernel() {
   const auto names = kernel_names();
@@ -46,11 +39,6 @@ std::string default_kernel() {
   return names.front();
 }
 
-const KernelInfo& find_kernel(const std::string& name) {
-  for (const auto& k : kernels())
-    if (k->name() == name) return *k;
-  throw UsageError(fmt::format("unknown kernel '{}'; known kernels: {}", name,
-                               fmt::join(kernel_names(), ", ")));
-}
+const KernelInfo& find_kernel(const std::string& name) { return kernels().find(name); }
 
 }  // namespace kprop

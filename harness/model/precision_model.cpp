@@ -8,12 +8,13 @@
 #include "generators/errors.h"
 #include "generators/param.h"
 #include "generators/schema.h"
+#include "harness/model/registry.h"
 
 namespace kprop {
 
 namespace {
-std::vector<std::unique_ptr<PrecisionModel>>& models() {
-  static std::vector<std::unique_ptr<PrecisionModel>> all;
+Registry<PrecisionModel>& models() {
+  static Registry<PrecisionModel> all("precision model", "models");
   return all;
 }
 
@@ -52,24 +53,13 @@ std::optional<WeightScale> parse_weight_scale(const std::string& text) {
 }
 
 bool register_precision_model(std::unique_ptr<PrecisionModel> model) {
-  for (const auto& m : models())
-    if (m->name() == model->name()) return false;  // a library loaded twice
-  models().push_back(std::move(model));
-  return true;
+  return models().add(std::move(model));
 }
 
-std::vector<std::string> precision_model_names() {
-  std::vector<std::string> names;
-  for (const auto& m : models()) names.push_back(m->name());
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> precision_model_names() { return models().names(); }
 
 const PrecisionModel& find_precision_model(const std::string& name) {
-  for (const auto& m : models())
-    if (m->name() == name) return *m;
-  throw UsageError(fmt::format("unknown precision model '{}'; known models: {}", name,
-                               fmt::join(precision_model_names(), ", ")));
+  return models().find(name);
 }
 
 std::map<std::string, int64_t> model_params(const PrecisionModel& model,
