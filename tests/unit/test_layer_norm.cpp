@@ -10,12 +10,11 @@
 #include "harness/model/identity.h"
 #include "harness/model/kernel_info.h"
 #include "harness/presentation/report.h"
+#include "tests/planted.h"
 #include "tests/search_options.h"
 
 namespace kprop {
 namespace {
-
-const KernelInfo& kernel() { return find_kernel("layer_norm"); }
 
 SearchOptions options(const std::string& impl, int64_t cases, uint64_t seed,
                       std::vector<std::string> properties = {},
@@ -23,12 +22,7 @@ SearchOptions options(const std::string& impl, int64_t cases, uint64_t seed,
   return search_options("layer_norm", impl, cases, seed, std::move(properties), std::move(limits));
 }
 
-const KnownDefect& defect_of(const std::string& impl) {
-  static const std::vector<KnownDefect> defects = kernel().known_defects();
-  for (const auto& d : defects)
-    if (d.impls == std::vector<std::string>{impl}) return d;
-  throw std::runtime_error("no known defect of " + impl);
-}
+const KnownDefect& defect_of(const std::string& impl) { return known_defect_of("layer_norm", impl); }
 
 // 1400 cases over the seven properties, 200 each. neutral skips none: w and b can each
 // be left out alone in every case.
@@ -72,14 +66,8 @@ TEST_P(LayerNormPlanted, IsFoundFromAColdStartAndShrunkToOneMinimal) {
     const Failure& f = *h.match;
     const Case& m = f.minimal();
     const std::string text = format_case(m);
-    EXPECT_TRUE(shows(d, f)) << f.identity << "\n" << text;
     EXPECT_EQ(f.identity, planted.identity);
-    const auto shows_symptom = [&](const Case& c) { return evaluate(c).shows(f.symptom); };
-    EXPECT_TRUE(is_one_minimal(kernel().schema(), m, find_property(m.property).dtypes(),
-                               shows_symptom)) << text;
-    Case correct = m;
-    correct.impl = "rows";
-    EXPECT_EQ(evaluate(correct).status, Verdict::Status::pass) << text;
+    expect_minimal_finding(d, f, "rows");
   }
 }
 

@@ -17,13 +17,14 @@
 #include <torch/library.h>
 
 #include "kernels/causal_conv1d/contract.h"
+#include "tests/kernels/causal_conv1d_variants/operator_pair.h"
 #include "tests/kernels/near_bound.h"
 
 namespace kprop::causal_conv1d::near_bound_variants {
 namespace {
 
 using namespace kprop::near_bound;
-using OptTensor = c10::optional<at::Tensor>;
+using namespace variant_ops;
 
 at::Tensor in_float64(const at::Tensor& t) { return t.defined() ? t.to(at::kDouble) : t; }
 at::Tensor abs_float64(const at::Tensor& t) { return t.defined() ? t.to(at::kDouble).abs() : t; }
@@ -80,39 +81,6 @@ BackwardResult dw_near_backward(const Args& a, const at::Tensor& dy, const at::T
 ForwardResult tiled_forward(const Args& a) { return call_forward("kprop_tiled", a); }
 BackwardResult tiled_backward(const Args& a, const at::Tensor& dy, const at::Tensor& dht) {
   return call_backward("kprop_tiled", a, dy, dht);
-}
-
-Args make_args(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias,
-               const OptTensor& initial_state, const OptTensor& cu_seqlens,
-               const std::string& activation, int64_t num_cores) {
-  Args a;
-  a.x = x;
-  a.weight = weight;
-  a.bias = bias.value_or(at::Tensor());
-  a.initial_state = initial_state.value_or(at::Tensor());
-  a.cu_seqlens = cu_seqlens.value_or(at::Tensor());
-  a.activation = activation;
-  a.num_cores = num_cores;
-  return a;
-}
-
-template <ForwardResult (*F)(const Args&)>
-std::tuple<at::Tensor, at::Tensor> forward_op(const at::Tensor& x, const at::Tensor& weight,
-                                              const OptTensor& bias, const OptTensor& h0,
-                                              const OptTensor& cu_seqlens,
-                                              std::string activation, int64_t num_cores) {
-  auto r = F(make_args(x, weight, bias, h0, cu_seqlens, activation, num_cores));
-  return {r.y, r.final_state};
-}
-
-template <BackwardResult (*F)(const Args&, const at::Tensor&, const at::Tensor&)>
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> backward_op(
-    const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias, const OptTensor& h0,
-    const OptTensor& cu_seqlens, std::string activation, const at::Tensor& dy,
-    const OptTensor& dht, int64_t num_cores) {
-  auto r = F(make_args(x, weight, bias, h0, cu_seqlens, activation, num_cores), dy,
-             dht.value_or(at::Tensor()));
-  return {r.dx, r.dweight, r.dbias, r.dinitial_state};
 }
 
 }  // namespace

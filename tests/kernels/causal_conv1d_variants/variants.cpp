@@ -18,25 +18,12 @@
 #include <cstdint>
 
 #include "kernels/causal_conv1d/contract.h"
+#include "tests/kernels/causal_conv1d_variants/operator_pair.h"
 
 namespace kprop::causal_conv1d::test_variants {
 namespace {
 
-using OptTensor = c10::optional<at::Tensor>;
-
-Args make_args(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias,
-               const OptTensor& initial_state, const OptTensor& cu_seqlens,
-               const std::string& activation, int64_t num_cores) {
-  Args a;
-  a.x = x;
-  a.weight = weight;
-  a.bias = bias.value_or(at::Tensor());
-  a.initial_state = initial_state.value_or(at::Tensor());
-  a.cu_seqlens = cu_seqlens.value_or(at::Tensor());
-  a.activation = activation;
-  a.num_cores = num_cores;
-  return a;
-}
+using namespace variant_ops;
 
 at::Tensor round_through_bfloat16(const at::Tensor& t) {
   if (!t.defined() || t.scalar_type() != at::kFloat) return t;
@@ -58,9 +45,6 @@ at::Tensor round_to_bits(const at::Tensor& t, int bits) {
   }
   return out;
 }
-
-using ForwardFn = ForwardResult (*)(const Args&);
-using BackwardFn = BackwardResult (*)(const Args&, const at::Tensor&, const at::Tensor&);
 
 ForwardResult tiled_forward(const Args& a) { return call_forward("kprop_tiled", a); }
 BackwardResult tiled_backward(const Args& a, const at::Tensor& dy, const at::Tensor& dht) {
@@ -105,25 +89,6 @@ ForwardResult core_skew_forward(const Args& a) {
     r.y = r.y * factor;
   }
   return r;
-}
-
-template <ForwardFn F>
-std::tuple<at::Tensor, at::Tensor> forward_op(const at::Tensor& x, const at::Tensor& weight,
-                                              const OptTensor& bias, const OptTensor& h0,
-                                              const OptTensor& cu_seqlens,
-                                              std::string activation, int64_t num_cores) {
-  auto r = F(make_args(x, weight, bias, h0, cu_seqlens, activation, num_cores));
-  return {r.y, r.final_state};
-}
-
-template <BackwardFn F>
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> backward_op(
-    const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias, const OptTensor& h0,
-    const OptTensor& cu_seqlens, std::string activation, const at::Tensor& dy,
-    const OptTensor& dht, int64_t num_cores) {
-  auto r = F(make_args(x, weight, bias, h0, cu_seqlens, activation, num_cores), dy,
-             dht.value_or(at::Tensor()));
-  return {r.dx, r.dweight, r.dbias, r.dinitial_state};
 }
 
 }  // namespace
