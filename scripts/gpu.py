@@ -827,6 +827,13 @@ def together_line(results, names, group):
             f"each {', '.join(str(r) for r in t['each'])}")
 
 
+# A run's kind -> how its output is read, what is kept of it, and why none when unreadable.
+RESULT_READERS = {
+    "check": (json_of_output, check_result, "no JSON result"),
+    "report": (read_json, report_result, "no JSON report"),
+}
+
+
 def summarize(results):
     """summary.json's content, from runs.jsonl and each run's own output files."""
     invocations, runs, notes, ends = [], {}, [], []
@@ -856,18 +863,13 @@ def summarize(results):
         why_none = None
         if rec.get("skipped"):
             why_none = f"skipped: {rec['skipped']}"
-        elif rec["kind"] == "check":
-            doc = json_of_output(output)
+        elif rec["kind"] in RESULT_READERS:
+            read, judge, missing = RESULT_READERS[rec["kind"]]
+            doc = read(output)
             if doc is None:
-                why_none = "no JSON result"
+                why_none = missing
             else:
-                run["result"] = check_result(doc)
-        elif rec["kind"] == "report":
-            doc = read_json(output)
-            if doc is None:
-                why_none = "no JSON report"
-            else:
-                run["result"] = report_result(doc)
+                run["result"] = judge(doc)
         elif rec["kind"] == "steady":
             records = json_lines(output)
             run["result"] = {"runs": records}

@@ -21,33 +21,35 @@ import torch
 COMMIT = os.environ.get("PLANTED_SWIGLU", "fixed")
 
 
-class _StoresOverB(torch.autograd.Function):
+class _SwiGLU(torch.autograd.Function):
+    """c = silu(a) * b, whose backward each planted commit below changes in one place."""
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
         return torch.nn.functional.silu(a) * b
 
     @staticmethod
-    def backward(ctx, dc):
+    def gradients(ctx, dc):
         a, b = ctx.saved_tensors
         s = torch.sigmoid(a)
-        da = dc * b * (s + a * s * (1 - s))
+        return a, b, dc * b * (s + a * s * (1 - s)), dc * torch.nn.functional.silu(a)
+
+
+class _StoresOverB(_SwiGLU):
+    @staticmethod
+    def backward(ctx, dc):
+        _, b, da, db = _SwiGLU.gradients(ctx, dc)
         with torch.no_grad():
-            b.copy_(dc * torch.nn.functional.silu(a))
+            b.copy_(db)
         return da, b
 
 
-class _DoublesDb(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return torch.nn.functional.silu(a) * b
-
+class _DoublesDb(_SwiGLU):
     @staticmethod
     def backward(ctx, dc):
-        a, b = ctx.saved_tensors
-        s = torch.sigmoid(a)
-        return dc * b * (s + a * s * (1 - s)), 2 * dc * torch.nn.functional.silu(a)
+        _, _, da, db = _SwiGLU.gradients(ctx, dc)
+        return da, 2 * db
 
 
 def _past_the_end(b):
