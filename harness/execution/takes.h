@@ -1,7 +1,7 @@
 // What an implementation takes (docs/design.md §2), as PyTorch's OpInfo declares dtypes: its
 // dtypes, its devices and the parameter values it accepts. A case outside them is not run:
-// it is counted and reported as rejected ("not taken: ..."), never a failure; an error on
-// a case inside them is a failure. A Triton kernel that refuses float64, a CUDA kernel
+// its verdict is skipped and counted as "not taken: ...", never a failure; an error on a
+// case inside them is a failure. A Triton kernel that refuses float64, a CUDA kernel
 // for W <= 4, a kernel without a packed path: each says so once, where it is registered.
 #pragma once
 
