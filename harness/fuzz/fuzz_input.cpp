@@ -11,9 +11,7 @@
 
 namespace kprop {
 
-namespace {
-
-CaseSpace case_space(const FuzzSpace& space, const std::string& property) {
+CaseSpace fuzz_case_space(const FuzzSpace& space, const std::string& property) {
   CaseSpace s;
   s.impl = space.impl;
   s.property = property;
@@ -21,8 +19,6 @@ CaseSpace case_space(const FuzzSpace& space, const std::string& property) {
   s.limits = space.limits;
   return s;  // size 100: the whole range, as the searches reach after their first cases
 }
-
-}  // namespace
 
 Case decode_fuzz_input(const FuzzSpace& space, const uint8_t* data, size_t size) {
   const KernelInfo& kernel = find_kernel(space.kernel);
@@ -32,7 +28,8 @@ Case decode_fuzz_input(const FuzzSpace& space, const uint8_t* data, size_t size)
     property = properties[size == 0 ? 0 : data[0] % properties.size()];
   }
   const uint8_t* rest = size == 0 ? data : data + 1;
-  return decode(kernel.schema(), rest, size == 0 ? 0 : size - 1, case_space(space, property));
+  return decode(kernel.schema(), rest, size == 0 ? 0 : size - 1,
+                fuzz_case_space(space, property));
 }
 
 std::vector<uint8_t> encode_fuzz_input(const FuzzSpace& space, const Case& c) {
@@ -46,7 +43,7 @@ std::vector<uint8_t> encode_fuzz_input(const FuzzSpace& space, const Case& c) {
   if (!space.property.empty() && space.property != c.property)
     throw CaseError(fmt::format("property '{}': the target checks only '{}'", c.property,
                                 space.property));
-  const CaseSpace s = case_space(space, c.property);
+  const CaseSpace s = fuzz_case_space(space, c.property);
   if (std::find(s.dtypes.begin(), s.dtypes.end(), c.dtype) == s.dtypes.end())
     throw CaseError(fmt::format("dtype {} is not drawn by property '{}'", to_string(c.dtype),
                                 c.property));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "generators/case.h"
+#include "generators/schema.h"
 
 namespace kprop {
 
@@ -26,6 +27,10 @@ struct FuzzSpace {
 };
 
 Case decode_fuzz_input(const FuzzSpace& space, const uint8_t* data, size_t size);
+
+// What the generator draws the cases of `property` from, in `space`: the whole range of
+// each parameter (size 100), the property's dtypes, the space's limits.
+CaseSpace fuzz_case_space(const FuzzSpace& space, const std::string& property);
 
 // Throws CaseError when `c` cannot be drawn in `space` (its property is not the kernel's,
 // its dtype not the property's, or it lies outside the space's limits).

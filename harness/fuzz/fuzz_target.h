@@ -25,6 +25,8 @@
 //                         (as `kprop hunt`; the benchmark's time-to-find)
 //   KPROP_SIGHTINGS       file to which sightings of known identities are appended, as
 //                         lines "<count>\t<identity>" (kprop nightly sums them)
+//   KPROP_MUTATION        how inputs are mutated (harness/fuzz/structured_mutator.h):
+//                         bytes (default), mixed, structured, or one kind of mutation
 #pragma once
 
 #include <chrono>

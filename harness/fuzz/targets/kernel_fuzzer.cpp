@@ -15,6 +15,7 @@
 
 #include "harness/execution/own_executable.h"
 #include "harness/fuzz/fuzz_target.h"
+#include "harness/fuzz/structured_mutator.h"
 
 #ifndef KPROP_FUZZ_KERNEL
 #error "KPROP_FUZZ_KERNEL names the kernel this target fuzzes"
@@ -24,8 +25,12 @@
 #define KPROP_CORPUS_FROM_EXECUTABLE ""
 #endif
 
+// libFuzzer's own byte mutation, which the structured mutator keeps as one strategy.
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
+
 namespace {
 kprop::FuzzTarget* target = nullptr;
+kprop::StructuredMutator* mutator = nullptr;
 
 void at_exit() {
   if (!target) return;
@@ -41,27 +46,39 @@ void at_exit() {
     std::fprintf(stderr, "kprop: rejected %lld x %s\n", (long long)count, reason.c_str());
   for (const auto& [identity, count] : s.sightings)
     std::fprintf(stderr, "kprop: known %lld x %s\n", (long long)count, identity.c_str());
+  if (!mutator) return;
+  for (const auto& [strategy, count] : mutator->used())
+    std::fprintf(stderr, "kprop: mutation %lld x %s\n", (long long)count, strategy.c_str());
+  std::fprintf(stderr, "kprop: %lld structured mutations fell back to bytes\n",
+               (long long)mutator->fallbacks());
 }
 }  // namespace
 
-// libFuzzer's own leak check runs an input a second time whenever mallocs and frees do
-// not pair up in it, which libtorch's caches make common (a sixth of all time went there),
-// and LeakSanitizer is off anyway (libtorch's caches read as leaks): -detect_leaks=0
-// unless the command line says otherwise. libFuzzer reads its flags after this function.
-static void default_no_leak_detection(int* argc, char*** argv) {
-  for (int i = 1; i < *argc; ++i)
-    if (std::strncmp((*argv)[i], "-detect_leaks=", 14) == 0) return;
+// Flags this target defaults to, unless the command line gives them (libFuzzer reads its
+// flags after LLVMFuzzerInitialize):
+// - -detect_leaks=0: libFuzzer's leak check runs an input a second time whenever mallocs
+//   and frees do not pair up in it, which libtorch's caches make common (a sixth of all
+//   time went there), and LeakSanitizer is off anyway (libtorch's caches read as leaks);
+// - -len_control=100: libFuzzer turns its growth of the input length off when a custom
+//   mutator is defined; on, inputs start short (small cases, thousands per second) and
+//   grow as coverage stalls, as they did before the structured mutator.
+static void default_flags(int* argc, char*** argv) {
+  static char detect_leaks[] = "-detect_leaks=0", len_control[] = "-len_control=100";
   static std::vector<char*> args;
-  static char flag[] = "-detect_leaks=0";
   args.assign(*argv, *argv + *argc);
-  args.insert(args.begin() + 1, flag);
+  for (char* flag : {detect_leaks, len_control}) {
+    const size_t name = std::strchr(flag, '=') - flag + 1;  // "-detect_leaks="
+    bool given = false;
+    for (int i = 1; i < *argc; ++i) given = given || std::strncmp((*argv)[i], flag, name) == 0;
+    if (!given) args.insert(args.begin() + 1, flag);
+  }
+  *argc = static_cast<int>(args.size());
   args.push_back(nullptr);
-  *argc += 1;
   *argv = args.data();
 }
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-  default_no_leak_detection(argc, argv);
+  default_flags(argc, argv);
   // One fuzzer process is one core (fork mode and `kprop nightly` run several): libtorch's
   // intra-op threads would only spin beside it on cases this small.
   at::set_num_threads(1);
@@ -76,6 +93,9 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
                  options.space.property.empty() ? "from byte 0" : options.space.property.c_str(),
                  options.known.size(), options.corpus.empty() ? "" : " from ",
                  options.corpus.c_str());
+    const char* strategy = std::getenv("KPROP_MUTATION");
+    mutator = new kprop::StructuredMutator(
+        options.space, kprop::MutationStrategy::parse(strategy ? strategy : ""));
     target = new kprop::FuzzTarget(std::move(options));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kprop: %s\n", e.what());
@@ -98,4 +118,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::fprintf(stderr, "ASSERTION FAILED: kprop found %s\n", f.identity.c_str());
   std::fflush(stderr);
   std::abort();
+}
+
+// Structure-aware mutation (harness/fuzz/structured_mutator.h): the input's Case changed
+// the way its schema knows it, libFuzzer's byte mutation one strategy among them.
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
+                                          unsigned int seed) {
+  return mutator->mutate(data, size, max_size, seed, LLVMFuzzerMutate);
+}
+
+extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* a, size_t a_size, const uint8_t* b,
+                                            size_t b_size, uint8_t* out, size_t max_out,
+                                            unsigned int seed) {
+  return mutator->cross_over(a, a_size, b, b_size, out, max_out, seed);
 }
