@@ -1,10 +1,5 @@
 #include "harness/model/kernel_info.h"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include <algorithm>
-
 #include "generators/errors.h"
 #include "harness/model/host_values.h"
 #include "harness/model/random_tensor.h"

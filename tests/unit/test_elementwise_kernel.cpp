@@ -19,6 +19,7 @@
 #include "harness/model/identity.h"
 #include "harness/model/kernel_info.h"
 #include "harness/presentation/report.h"
+#include "tests/planted.h"
 #include "tests/search_options.h"
 #include "tests/test_names.h"
 
@@ -125,12 +126,7 @@ struct Planted {
 // gtest prints a parameter in test names and failures: the implementation says it all.
 void PrintTo(const Planted& planted, std::ostream* os) { *os << planted.impl; }
 
-const KnownDefect& defect_of(const std::string& impl) {
-  static const std::vector<KnownDefect> defects = kernel().known_defects();
-  for (const auto& d : defects)
-    if (d.impls == std::vector<std::string>{impl}) return d;
-  throw std::runtime_error("no known defect of " + impl);
-}
+const KnownDefect& defect_of(const std::string& impl) { return known_defect_of(kKernel, impl); }
 
 // A search of the defect's property from a cold start; its first failure is the defect.
 Failure first_failure(const Planted& planted, uint64_t seed) {
@@ -148,7 +144,6 @@ TEST_P(PlantedDefect, IsFoundFromAColdStartAndShrunkToOneMinimal) {
   for (uint64_t seed : {1, 2, 3, 4}) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     const Failure f = first_failure(planted, seed);
-    EXPECT_TRUE(shows(d, f)) << f.identity;
     ASSERT_TRUE(f.shrunk);
     EXPECT_FALSE(f.shrunk->budget_exhausted);
     EXPECT_EQ(f.symptom, d.symptom);
@@ -163,15 +158,9 @@ TEST_P(PlantedDefect, IsFoundFromAColdStartAndShrunkToOneMinimal) {
     EXPECT_EQ(m.distribution, Distribution::normal) << text;
     EXPECT_EQ(identity(schema(), m, f.symptom), f.identity);
 
-    const auto shows_symptom = [&](const Case& c) { return evaluate(c).shows(f.symptom); };
-    EXPECT_TRUE(shows_symptom(m));
-    EXPECT_TRUE(is_one_minimal(schema(), m, find_property(m.property).dtypes(), shows_symptom))
-        << text;
-
-    // The correct implementation passes the very case that shows the defect.
-    Case correct = m;
-    correct.impl = "toy";
-    EXPECT_EQ(evaluate(correct).status, Verdict::Status::pass) << text;
+    EXPECT_TRUE(evaluate(m).shows(f.symptom)) << text;
+    // 1-minimal, and the correct implementation passes the very case that shows the defect.
+    expect_minimal_finding(d, f, "toy");
   }
 }
 
