@@ -88,7 +88,7 @@ class Drawer {
   void draw_param(const ParamSpec& spec, Case& c, const ParamValue* want) {
     switch (spec.type) {
       case ParamType::integer: {
-        const int64_t simplest = std::get<int64_t>(spec.simplest);
+        const int64_t simplest = std::get<int64_t>(spec.simplest_in(c));
         c.params[spec.name] =
             draw_integer(spec, c, 0, simplest, want ? &std::get<int64_t>(*want) : nullptr);
         break;

@@ -171,7 +171,7 @@ std::vector<int64_t> edge_values(const Schema& schema, const ParamSpec& spec, co
   const Bounds b = spec.bounds_in(c, index);
   std::vector<int64_t> v{b.lo};
   v.push_back(spec.type == ParamType::integers ? spec.element_simplest
-                                               : std::get<int64_t>(spec.simplest));
+                                               : std::get<int64_t>(spec.simplest_in(c)));
   if (spec.draw) {
     const DrawContext context{c, space, index, &schema};
     for (const auto& o : spec.draw(context)) {

@@ -275,7 +275,7 @@ Case simplest_case(const Schema& schema, const Case& base) {
   Case c = base;
   c.kernel = schema.kernel;
   c.params.clear();
-  for (const auto& spec : schema.params) c.params[spec.name] = spec.simplest;
+  for (const auto& spec : schema.params) c.params[spec.name] = spec.simplest_in(c);
   fit(schema, c);
   return c;
 }

@@ -131,6 +131,11 @@ struct ParamSpec {
   // Candidates toward simpler values, in the order shrinking tries them; default: the
   // simplest, then halfway points, then one less (as RapidCheck's towards()).
   std::function<std::vector<int64_t>(int64_t value, const Case& c, size_t index)> shrinks;
+  // integer: the simplest value given the earlier parameters, where that depends on them
+  // (a value the implementations refuse is a poor start): what a fuzzer's bytes decode
+  // to when they run out, simplest_case()'s value, and shrinking's target. Defaults to
+  // `simplest`.
+  std::function<int64_t(const Case& so_far)> simplest_given;
 
   // flag: percent of draws that are true. choice: the choices and their weights.
   uint32_t percent_true = 50;
@@ -145,6 +150,9 @@ struct ParamSpec {
 
   Bounds bounds_in(const Case& c, size_t index) const {
     return bounds ? bounds(c, index) : static_bounds;
+  }
+  ParamValue simplest_in(const Case& so_far) const {
+    return simplest_given ? ParamValue{simplest_given(so_far)} : simplest;
   }
 
   // Named fields for declarations: param_spec(...).by_default(4).within(1, 4096)...

@@ -81,7 +81,7 @@ std::vector<Case> shrink_steps(const Schema& schema, const Case& c,
     switch (spec.type) {
       case ParamType::integer:
         for (int64_t x : integer_steps(spec, std::get<int64_t>(v), c, 0,
-                                       std::get<int64_t>(spec.simplest))) {
+                                       std::get<int64_t>(spec.simplest_in(c)))) {
           Case s = c;
           s.params[name] = x;
           offer(std::move(s));

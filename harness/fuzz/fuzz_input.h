@@ -32,8 +32,9 @@ Case decode_fuzz_input(const FuzzSpace& space, const uint8_t* data, size_t size)
 // each parameter (size 100), the property's dtypes, the space's limits.
 CaseSpace fuzz_case_space(const FuzzSpace& space, const std::string& property);
 
-// Throws CaseError when `c` cannot be drawn in `space` (its property is not the kernel's,
-// its dtype not the property's, or it lies outside the space's limits).
+// The shortest bytes that decode to `c` (trailing zero bytes dropped: absent bytes read as
+// zeros). Throws CaseError when `c` cannot be drawn in `space` (its property is not the
+// kernel's, its dtype not the property's, or it lies outside the space's limits).
 std::vector<uint8_t> encode_fuzz_input(const FuzzSpace& space, const Case& c);
 
 }  // namespace kprop

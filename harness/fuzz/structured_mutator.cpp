@@ -37,19 +37,24 @@ std::optional<size_t> StructuredMutator::structured(uint8_t* data, size_t size,
                                                     size_t max_size, RandomChoices& random) {
   const Case c = decode_fuzz_input(space_, data, size);
   const KernelInfo& kernel = find_kernel(space_.kernel);
-  const auto m = kprop::mutate(kernel.schema(), c, fuzz_case_space(space_, c.property), random,
-                               strategy_.only);
-  if (!m) return std::nullopt;
-  std::vector<uint8_t> out;
-  try {
-    out = encode_fuzz_input(space_, m->c);
-  } catch (const CaseError&) {
-    return std::nullopt;  // valid for the schema, not drawable in this space
+  const CaseSpace case_space = fuzz_case_space(space_, c.property);
+  // A few tries: under libFuzzer's length control max_size starts small, and a mutation
+  // that reaches a later choice needs the bytes up to it.
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    const auto m = kprop::mutate(kernel.schema(), c, case_space, random, strategy_.only);
+    if (!m) continue;
+    std::vector<uint8_t> out;
+    try {
+      out = encode_fuzz_input(space_, m->c);
+    } catch (const CaseError&) {
+      continue;  // valid for the schema, not drawable in this space
+    }
+    if (out.size() > max_size) continue;
+    std::memcpy(data, out.data(), out.size());
+    ++used_[to_string(m->mutation)];
+    return out.size();
   }
-  if (out.size() > max_size) return std::nullopt;
-  std::memcpy(data, out.data(), out.size());
-  ++used_[to_string(m->mutation)];
-  return out.size();
+  return std::nullopt;
 }
 
 size_t StructuredMutator::mutate(uint8_t* data, size_t size, size_t max_size, unsigned seed,

@@ -57,6 +57,7 @@ class StructuredMutator {
   std::optional<size_t> structured(uint8_t* data, size_t size, size_t max_size,
                                    RandomChoices& random);
 
+  static constexpr int kAttempts = 4;  // structured mutations tried before bytes
   FuzzSpace space_;
   MutationStrategy strategy_;
   std::map<std::string, int64_t> used_;
