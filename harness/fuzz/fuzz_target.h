@@ -27,6 +27,8 @@
 //                         lines "<count>\t<identity>" (kprop nightly sums them)
 //   KPROP_MUTATION        how inputs are mutated (harness/fuzz/structured_mutator.h):
 //                         bytes (default), mixed, structured, or one kind of mutation
+//   KPROP_MAX_ELEMENTS    the largest tensor a case may have (the fuzz targets' default:
+//                         2^20, small cases within libFuzzer's 2 GB rss limit)
 #pragma once
 
 #include <chrono>

@@ -9,10 +9,14 @@
 #include <fstream>
 #include <random>
 
+#include <c10/util/Exception.h>
+#include <torch/version.h>
+
 #include "generators/errors.h"
 #include "harness/engine/corpus.h"
 #include "harness/engine/property.h"
 #include "harness/engine/triage.h"
+#include "harness/execution/cheap_errors.h"
 #include "harness/fuzz/fuzz_input.h"
 #include "harness/fuzz/fuzz_target.h"
 #include "harness/fuzz/seeds.h"
@@ -41,6 +45,52 @@ TEST(FuzzInput, EveryCorpusCaseRoundTripsThroughTheFuzzersBytes) {
     const FuzzSpace space{f.c.kernel, f.c.impl, "", {}};
     const auto bytes = encode_fuzz_input(space, f.c);
     EXPECT_EQ(decode_fuzz_input(space, bytes.data(), bytes.size()), f.c) << f.path;
+  }
+}
+
+// libFuzzer's length control starts inputs at a few bytes: an encoded case carries no
+// trailing zeros (absent bytes read as zeros), and its simplest form is the seed alone.
+TEST(FuzzInput, EncodedInputsAreAsShortAsTheirCase) {
+  for (const auto& f : corpus_cases()) {
+    const FuzzSpace space{f.c.kernel, f.c.impl, "", {}};
+    const auto bytes = encode_fuzz_input(space, f.c);
+    if (!bytes.empty()) {
+      EXPECT_NE(bytes.back(), 0) << f.path;
+    }
+  }
+  const FuzzSpace space{"causal_conv1d", "tiled", "", {}};
+  Case simplest = decode_fuzz_input(space, nullptr, 0);
+  EXPECT_TRUE(encode_fuzz_input(space, simplest).empty());
+  simplest.seed = 0x0102030405060708ULL;
+  EXPECT_EQ(encode_fuzz_input(space, simplest).size(), 9u);  // property byte + seed
+}
+
+// The simplest case (what short inputs decode to) is one the device emulation runs: no
+// h0 and D = 256, not the D = 32 it refuses (issue 24: 90% of tiled's inputs were that).
+TEST(FuzzInput, TheEmptyInputIsACaseTiledRuns) {
+  const FuzzSpace space{"causal_conv1d", "tiled", "vs_reference", {}};
+  const Case simplest = decode_fuzz_input(space, nullptr, 0);
+  EXPECT_FALSE(simplest.flag("initial_state"));
+  EXPECT_EQ(simplest.integer("D"), 256);
+  EXPECT_NE(evaluate(simplest).status, Verdict::Status::rejected);
+  // With h0 the narrowest D, 32, stays the simplest.
+  Case with_h0 = simplest;
+  with_h0.set("initial_state", true);
+  for (const auto& spec : find_kernel("causal_conv1d").schema().params)
+    if (spec.name == "D") {
+      EXPECT_EQ(std::get<int64_t>(spec.simplest_in(with_h0)), 32);
+      EXPECT_EQ(std::get<int64_t>(spec.simplest_in(simplest)), 256);
+    }
+}
+
+// A refusal (a c10::Error) carries no symbolized stack trace in a fuzz target: it was a
+// fifth of every execution under libtorch 1.x.
+TEST(CheapErrors, ErrorsCarryNoStackTraceOnceAsked) {
+  skip_cpp_stack_traces_of_errors();
+  try {
+    TORCH_CHECK(false, "refused");
+  } catch (const c10::Error& e) {
+    EXPECT_EQ(std::string(e.what()).find("frame #"), std::string::npos) << e.what();
   }
 }
 

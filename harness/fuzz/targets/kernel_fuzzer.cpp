@@ -13,6 +13,7 @@
 
 #include <ATen/Parallel.h>
 
+#include "harness/execution/cheap_errors.h"
 #include "harness/execution/own_executable.h"
 #include "harness/fuzz/fuzz_target.h"
 #include "harness/fuzz/structured_mutator.h"
@@ -87,6 +88,11 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   // One fuzzer process is one core (fork mode and `kprop nightly` run several): libtorch's
   // intra-op threads would only spin beside it on cases this small.
   at::set_num_threads(1);
+  kprop::skip_cpp_stack_traces_of_errors();  // refusals by the thousand: messages only
+  // Small cases: at most 2^20 elements per tensor unless KPROP_MAX_ELEMENTS says otherwise
+  // (the searches' 2^24 let one case of the float64 gradient pass libFuzzer's 2 GB rss
+  // limit, an "out-of-memory" that ended the run). Larger cases are skipped as too large.
+  setenv("KPROP_MAX_ELEMENTS", "1048576", /*overwrite=*/0);
   try {
     const std::string from_executable = KPROP_CORPUS_FROM_EXECUTABLE;
     const std::string source_corpus =
