@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <regex>
+
 #include "generators/errors.h"
 #include "harness/execution/interrupt.h"
 #include "harness/execution/isolation.h"
@@ -47,7 +49,15 @@ void declare_outside_refusals(std::vector<std::string> texts) {
 }
 const std::vector<std::string>& outside_refusals() { return outside_refusal_texts(); }
 
+std::optional<std::string> platform_refusal(const std::string& message) {
+  static const std::regex missing_kernel(R"re("[^"]+" not implemented for '[^']+')re");
+  std::smatch m;
+  if (std::regex_search(message, m, missing_kernel)) return m[0].str();
+  return std::nullopt;
+}
+
 std::optional<std::string> declared_refusal(const Case& c, const std::string& message) {
+  if (auto reason = platform_refusal(message)) return reason;
   if (is_builtin_implementation(c.kernel, c.impl)) {
     auto reason = find_kernel(c.kernel).refusal(c, c.impl);
     if (reason && message.find(*reason) != std::string::npos) return reason;

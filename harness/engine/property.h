@@ -69,9 +69,16 @@ inline constexpr const char* kNotTaken = "not taken: ";
 void declare_outside_refusals(std::vector<std::string> texts);
 const std::vector<std::string>& outside_refusals();
 
-// The declared refusal that an error `message` of `c`'s implementation on `c` is, if any:
-// for a built-in implementation its kernel's KernelInfo::refusal(c, impl) when the
-// message holds it; for an outside one the first declared text the message holds.
+// ATen's own refusal of a dtype ("\"sigmoid_cpu\" not implemented for 'Half'": libtorch
+// 1.13 has no float16 sigmoid, exp or addmm on the CPU): the platform cannot run the
+// case, whichever implementation calls the op, so it is a refusal, never a defect. The
+// refusal's text, or nothing.
+std::optional<std::string> platform_refusal(const std::string& message);
+
+// The refusal that an error `message` of `c`'s implementation on `c` is, if any: the
+// platform's (platform_refusal()); for a built-in implementation its kernel's
+// KernelInfo::refusal(c, impl) when the message holds it; for an outside one the first
+// declared text the message holds.
 std::optional<std::string> declared_refusal(const Case& c, const std::string& message);
 
 }  // namespace kprop

@@ -90,6 +90,27 @@ TEST_F(Isolation, DeclaredRefusalNeedsTheCaseAndTheMessage) {
   EXPECT_EQ(declared_refusal(tanh_case("toy", 16), "anything"), std::nullopt);
 }
 
+// ATen's "not implemented for <dtype>" is the platform's refusal, for every implementation
+// (found by the fuzz targets of swiglu, cross_entropy and fused_linear_cross_entropy:
+// their float16 references raised it under libtorch 1.13 on the CPU, and were "defects").
+TEST_F(Isolation, ThePlatformsMissingKernelIsARefusal) {
+  const std::string message = "\"sigmoid_cpu\" not implemented for 'Half'";
+  EXPECT_EQ(platform_refusal("raised: " + message + " (at a.py:3)"), message);
+  EXPECT_EQ(platform_refusal("index 3 is out of bounds"), std::nullopt);
+  EXPECT_EQ(declared_refusal(conv_case("reference", 96, false), message), message);
+  EXPECT_EQ(declared_refusal(tanh_case("toy", 16), message), message);
+  // The case that found it: swiglu's reference in float16 is refused where the platform
+  // lacks the op, and checked where it has it (libtorch 2.x).
+  Case c;
+  c.kernel = "swiglu";
+  c.impl = "reference";
+  c.property = "vs_reference";
+  c.dtype = DType::float16;
+  c.seed = 1;
+  c.params = {{"rows", int64_t{1}}, {"cols", int64_t{1}}};
+  EXPECT_NE(evaluate(c).status, Verdict::Status::fail) << evaluate(c).message;
+}
+
 // An outside implementation declares nothing unless told: what it raises is a failure
 // whose symptom is "exception" (never the message, which names the call and the size).
 TEST_F(Isolation, AnUndeclaredExceptionIsAFailure) {
