@@ -1,9 +1,14 @@
 // Fuzzing benchmark: how fast the libFuzzer target runs, and how long it needs to find
 // each known defect from an empty corpus, next to kprop's own search (kprop::hunt).
 //
-//   bench_fuzz [--seconds 20] [--runs 10] [--cap 300] [--jobs 2] [--defect NAME]...
-//              [--impl NAME]... [--part speed|find|all] [--fuzzer PATH] [--budget S]
-//              [--max-cases 5000] [--one-impl]
+//   bench_fuzz [--kernel causal_conv1d] [--seconds 20] [--runs 10] [--cap 300] [--jobs 2]
+//              [--defect NAME]... [--impl NAME]... [--part speed|find|all] [--fuzzer PATH]
+//              [--mutation bytes|mixed|structured|KIND] [--budget S] [--max-cases 5000]
+//              [--one-impl] [--any-only]
+//
+// The fuzzer: --fuzzer, else fuzz_<kernel> of the speed build (build/fuzz-fast, no
+// sanitizers), else of the sanitizer build (build/fuzz). --mutation: its KPROP_MUTATION
+// (harness/fuzz/structured_mutator.h).
 //
 // Part 1, execs/s: per implementation and property (plus "any": byte 0 chooses), one
 // fuzzer process from an empty working corpus for --seconds, with kprop's corpus known (so
@@ -50,9 +55,12 @@
 
 extern char** environ;
 
-// Both relative to this executable's folder (harness/execution/own_executable.h says why).
-#ifndef KPROP_FUZZER
-#define KPROP_FUZZER "fuzz_causal_conv1d"
+// All relative to this executable's folder (harness/execution/own_executable.h says why).
+#ifndef KPROP_FAST_FUZZ_DIR
+#define KPROP_FAST_FUZZ_DIR "fuzz-fast"
+#endif
+#ifndef KPROP_FUZZ_DIR
+#define KPROP_FUZZ_DIR "fuzz"
 #endif
 #ifndef KPROP_SOURCE_CORPUS
 #define KPROP_SOURCE_CORPUS "corpus"
@@ -243,16 +251,19 @@ std::string load_average() {
 }
 
 struct Options {
+  std::string kernel = "causal_conv1d";
+  std::string mutation = "bytes";  // KPROP_MUTATION of every fuzzer run
   double seconds = 20;
   int runs = 10;
   double cap = 300;
   int jobs = 2;
   std::string part = "all";
   std::vector<std::string> defects, impls;
-  std::string fuzzer = kprop::beside_own_executable(KPROP_FUZZER).string();
+  std::string fuzzer;  // empty: the kernel's target, speed build first
   int64_t max_cases = 5000;  // the search's budget per run
   double budget = 0;         // seconds for part 2's fuzzer runs; 0: no limit
   bool one_impl = false;     // part 2: each defect with the first implementation that has it
+  bool any_only = false;     // part 1: only the "any" row (byte 0 chooses the property)
 };
 
 bool selected(const std::vector<std::string>& filter, const std::string& name) {
@@ -270,7 +281,9 @@ Options parse(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--seconds") o.seconds = std::stod(value());
+    if (a == "--kernel") o.kernel = value();
+    else if (a == "--mutation") o.mutation = value();
+    else if (a == "--seconds") o.seconds = std::stod(value());
     else if (a == "--runs") o.runs = std::stoi(value());
     else if (a == "--cap") o.cap = std::stod(value());
     else if (a == "--jobs") o.jobs = std::stoi(value());
@@ -281,17 +294,23 @@ Options parse(int argc, char** argv) {
     else if (a == "--max-cases") o.max_cases = std::stoll(value());
     else if (a == "--budget") o.budget = std::stod(value());
     else if (a == "--one-impl") o.one_impl = true;
+    else if (a == "--any-only") o.any_only = true;
     else {
       fmt::print(stderr,
-                 "usage: bench_fuzz [--seconds S] [--runs N] [--cap S] [--jobs J] "
+                 "usage: bench_fuzz [--kernel NAME] [--seconds S] [--runs N] [--cap S] [--jobs J] "
                  "[--part speed|find|all] [--defect NAME]... [--impl NAME]... [--fuzzer PATH] "
-                 "[--max-cases N] [--budget S] [--one-impl]\n");
+                 "[--mutation STRATEGY] [--max-cases N] [--budget S] [--one-impl] [--any-only]\n");
       std::exit(2);
     }
   }
   if (o.part != "speed" && o.part != "find" && o.part != "all") {
     fmt::print(stderr, "bench_fuzz: --part {}: speed, find or all\n", o.part);
     std::exit(2);
+  }
+  if (o.fuzzer.empty()) {
+    const std::string target = "fuzz_" + o.kernel;
+    o.fuzzer = (kprop::beside_own_executable(KPROP_FAST_FUZZ_DIR) / target).string();
+    if (!fs::exists(o.fuzzer)) o.fuzzer = (kprop::beside_own_executable(KPROP_FUZZ_DIR) / target).string();
   }
   return o;
 }
@@ -304,21 +323,24 @@ void execs_per_second(const Options& o, const kprop::KernelInfo& kernel) {
   std::vector<Row> rows;
   for (const auto& impl : kernel.implementations()) {
     if (!selected(o.impls, impl.name)) continue;
-    for (const auto& property : kernel.properties()) rows.push_back({impl.name, property, {}});
+    if (!o.any_only)
+      for (const auto& property : kernel.properties()) rows.push_back({impl.name, property, {}});
     rows.push_back({impl.name, "", {}});
   }
   // On a shared machine a process gets less than a core: the rate per CPU second is the
   // per-core rate. A run of one input measures the start (libtorch, corpus) to subtract.
   const std::string source_corpus = kprop::beside_own_executable(KPROP_SOURCE_CORPUS).string();
   FuzzerRun start_only;
-  start_only.env = {{"KPROP_CORPUS", source_corpus}};
+  start_only.env = {{"KPROP_CORPUS", source_corpus}, {"KPROP_MUTATION", o.mutation}};
   start_only.flags = {"-runs=1"};
   start_only.kill_after = 120;
   const double start_cpu = run_fuzzer(o.fuzzer, start_only).cpu;
   const std::string load_before = load_average();
   run_all(rows.size(), o.jobs, [&](size_t i) {
     FuzzerRun run;
-    run.env = {{"KPROP_IMPL", rows[i].impl}, {"KPROP_CORPUS", source_corpus}};
+    run.env = {{"KPROP_IMPL", rows[i].impl},
+               {"KPROP_CORPUS", source_corpus},
+               {"KPROP_MUTATION", o.mutation}};
     if (!rows[i].property.empty()) run.env["KPROP_PROPERTY"] = rows[i].property;
     run.flags = {"-seed=1", fmt::format("-max_total_time={:.0f}", o.seconds)};
     run.kill_after = o.seconds + 40;
@@ -411,7 +433,10 @@ void time_to_find(const Options& o, const kprop::KernelInfo& kernel) {
     auto& p = pairs[jobs[j].first];
     const int seed = jobs[j].second;
     FuzzerRun run;
-    run.env = {{"KPROP_IMPL", p.impl}, {"KPROP_CORPUS", ""}, {"KPROP_HUNT", p.defect.name}};
+    run.env = {{"KPROP_IMPL", p.impl},
+               {"KPROP_CORPUS", ""},
+               {"KPROP_HUNT", p.defect.name},
+               {"KPROP_MUTATION", o.mutation}};
     run.flags = {fmt::format("-seed={}", seed), fmt::format("-max_total_time={:.0f}", o.cap)};
     run.kill_after = o.cap + 120;  // the finding's shrink may run past max_total_time
     FuzzerResult r = run_fuzzer(o.fuzzer, run);
@@ -434,9 +459,12 @@ void time_to_find(const Options& o, const kprop::KernelInfo& kernel) {
              "cases, in process (libtorch already loaded). Medians over all runs, a run that "
              "found nothing counting as slowest.\n\n",
              o.runs, o.cap, o.jobs, load_before, load_average(), o.runs, o.max_cases);
-  fmt::print("| defect | impl | property | libFuzzer found | executions | s to exit | "
+  const std::string build =
+      fs::path(o.fuzzer).parent_path().filename() == fs::path(KPROP_FAST_FUZZ_DIR).filename()
+          ? "speed" : "sanitizers";
+  fmt::print("| defect | impl | property | libFuzzer build, mutation | libFuzzer found | executions | s to exit | "
              "s after start | CPU s | search found | cases | s to find | s to minimal | "
-             "libFuzzer median ≤ 60 s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+             "libFuzzer median ≤ 60 s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& p : pairs) {
     std::vector<double> executions, wall, cpu, after_start, cases, to_find, to_minimal;
     int fuzzer_found = 0, fuzzer_runs = 0, search_found = 0;
@@ -460,8 +488,8 @@ void time_to_find(const Options& o, const kprop::KernelInfo& kernel) {
                               : kNotFound);
     }
     const double median_wall = median(wall);
-    fmt::print("| {} | {} | {} | {}/{} | {} | {} | {} | {} | {}/{} | {} | {} | {} | {} |\n",
-               p.defect.name, p.impl, p.defect.property, fuzzer_found, fuzzer_runs,
+    fmt::print("| {} | {} | {} | {}, {} | {}/{} | {} | {} | {} | {} | {}/{} | {} | {} | {} | {} |\n",
+               p.defect.name, p.impl, p.defect.property, build, o.mutation, fuzzer_found, fuzzer_runs,
                shown(median(executions), NAN, "{:.0f}"), shown(median_wall, o.cap),
                shown(median(after_start), o.cap), shown(median(cpu), o.cap), search_found, o.runs,
                shown(median(cases), NAN, "{:.0f}"), shown(median(to_find), NAN, "{:.3f}"),
@@ -481,10 +509,13 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "bench_fuzz: no fuzzer at {} (build it, or pass --fuzzer)\n", o.fuzzer);
     return 2;
   }
-  const auto& kernel = kprop::find_kernel("causal_conv1d");
-  fmt::print("Fuzzer: `{}` (clang, ASan+UBSan, libFuzzer); search: this uninstrumented "
-             "program.\n\n",
-             o.fuzzer);
+  const auto& kernel = kprop::find_kernel(o.kernel);
+  const bool fast = fs::path(o.fuzzer).parent_path().filename() == fs::path(KPROP_FAST_FUZZ_DIR).filename();
+  fmt::print("Fuzzer: `{}` (clang, libFuzzer, {}); KPROP_MUTATION={}; search: this "
+             "uninstrumented program.\n\n",
+             o.fuzzer, fast ? "speed build: no sanitizers, coverage in the kernels only"
+                            : "sanitizer build: ASan+UBSan",
+             o.mutation);
   if (o.part != "find") execs_per_second(o, kernel);
   if (o.part != "speed") time_to_find(o, kernel);
   return 0;

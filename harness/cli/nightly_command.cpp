@@ -41,7 +41,15 @@ double parse_budget(const std::string& text) {
   return seconds;
 }
 
-std::string fuzzers_beside_kprop() { return beside_own_executable("fuzz").string(); }
+// The speed build's targets when they are there (harness/fuzz/instrumentation.cmake: no
+// sanitizers, 5-20x the executions), else the sanitizer build's.
+std::string fuzzers_beside_kprop() {
+  const auto fast = beside_own_executable("fuzz-fast");
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(fast, ec))
+    if (entry.path().filename().string().rfind("fuzz_", 0) == 0) return fast.string();
+  return beside_own_executable("fuzz").string();
+}
 
 }  // namespace
 
@@ -57,8 +65,8 @@ void add_nightly_command(CLI::App& app, NightlyOptions& o) {
       ->capture_default_str();
   cmd->add_option("--out", o.out, "folder of the run: working corpora, logs, summary")
       ->required();
-  cmd->add_option("--fuzzers", o.fuzzers, "folder of the fuzz_<kernel> targets (default: fuzz/ "
-                                          "beside kprop)");
+  cmd->add_option("--fuzzers", o.fuzzers, "folder of the fuzz_<kernel> targets (default: fuzz-fast/ "
+                                          "beside kprop, else fuzz/)");
   cmd->add_option("--seed", o.seed, "seed of the searches (default: 0)")->check(not_negative());
   cmd->add_option("--shrink-seconds", o.shrink_seconds, "shrinking budget per symptom (default: 30)")
       ->check(finite_in(0, 1e6));

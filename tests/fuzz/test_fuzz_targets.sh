@@ -3,7 +3,7 @@
 # (regression) and in short time-boxed runs from nothing: the correct implementations never
 # fail, each historical state or variant does, with its identity in the abort message.
 #   test_fuzz_targets.sh FUZZ_DIR SEEDS_TOOL CORPUS MODE
-# MODE: seeds | clean | historical | parser
+# MODE: seeds | clean | historical | parser | speed (FUZZ_DIR: the speed build)
 set -u
 fuzz_dir=$1 seeds_tool=$2 corpus=$3 mode=$4
 tmp=$(mktemp -d)
@@ -95,6 +95,22 @@ historical)
   [ -z "$(ls "$tmp/by-hand")" ] || fail "a clean run by hand wrote $(ls "$tmp/by-hand")"
   expect 2 "kprop: KPROP_MUTATION=nonesuch: not a strategy; known: mixed, structured, bytes, edge_value, .*" \
     env KPROP_MUTATION=nonesuch "$target" -runs=1
+  ;;
+speed)
+  # The speed build (harness/fuzz/instrumentation.cmake): its coverage counters are those
+  # of the kernels alone. An allowlist that matched nothing left a target blind ("no
+  # interesting inputs"); from an empty corpus each target must find inputs of new
+  # coverage, and the simplest case of tiled must run, not be refused.
+  for kernel in $kernels; do
+    mkdir -p "$tmp/w-$kernel"
+    expect 0 "Done [0-9]+ runs in [0-9]+ second\(s\)" env KPROP_CORPUS= \
+      "$fuzz_dir/fuzz_$kernel" -seed=1 -runs=300 -artifact_prefix="$tmp/" "$tmp/w-$kernel"
+    also "#[0-9]+[[:space:]]+INITED cov: [1-9][0-9]* .*"
+    never ".*no interesting inputs were found.*"
+  done
+  mkdir -p "$tmp/w-tiled"
+  expect 0 "kprop: [0-9]+ cases: [0-9]+ passed, 0 failed \(0 known\), 0 rejected, [0-9]+ skipped, [0-9]+ too large" \
+    env KPROP_CORPUS= KPROP_IMPL=tiled "$target" -seed=1 -runs=300 "$tmp/w-tiled"
   ;;
 parser)
   # Any bytes: a CaseError or a valid case, never a crash (the corpus files as seeds).
