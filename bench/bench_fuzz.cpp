@@ -266,6 +266,11 @@ struct Options {
   bool any_only = false;     // part 1: only the "any" row (byte 0 chooses the property)
 };
 
+// Whether `fuzzer` is a target of the speed build (build/fuzz-fast), not the sanitizer one.
+bool speed_build(const std::string& fuzzer) {
+  return fs::path(fuzzer).parent_path().filename() == fs::path(KPROP_FAST_FUZZ_DIR).filename();
+}
+
 bool selected(const std::vector<std::string>& filter, const std::string& name) {
   return filter.empty() || std::find(filter.begin(), filter.end(), name) != filter.end();
 }
@@ -459,9 +464,7 @@ void time_to_find(const Options& o, const kprop::KernelInfo& kernel) {
              "cases, in process (libtorch already loaded). Medians over all runs, a run that "
              "found nothing counting as slowest.\n\n",
              o.runs, o.cap, o.jobs, load_before, load_average(), o.runs, o.max_cases);
-  const std::string build =
-      fs::path(o.fuzzer).parent_path().filename() == fs::path(KPROP_FAST_FUZZ_DIR).filename()
-          ? "speed" : "sanitizers";
+  const std::string build = speed_build(o.fuzzer) ? "speed" : "sanitizers";
   fmt::print("| defect | impl | property | libFuzzer build, mutation | libFuzzer found | executions | s to exit | "
              "s after start | CPU s | search found | cases | s to find | s to minimal | "
              "libFuzzer median ≤ 60 s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -510,10 +513,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const auto& kernel = kprop::find_kernel(o.kernel);
-  const bool fast = fs::path(o.fuzzer).parent_path().filename() == fs::path(KPROP_FAST_FUZZ_DIR).filename();
   fmt::print("Fuzzer: `{}` (clang, libFuzzer, {}); KPROP_MUTATION={}; search: this "
              "uninstrumented program.\n\n",
-             o.fuzzer, fast ? "speed build: no sanitizers, coverage in the kernels only"
+             o.fuzzer, speed_build(o.fuzzer) ? "speed build: no sanitizers, coverage in the kernels only"
                             : "sanitizer build: ASan+UBSan",
              o.mutation);
   if (o.part != "find") execs_per_second(o, kernel);
