@@ -53,6 +53,10 @@ uint64_t RandomChoices::below(uint64_t n, uint64_t) { return n <= 1 ? 0 : next()
 
 uint64_t RandomChoices::data_seed(uint64_t) { return next(); }
 
+bool RandomChoices::flag(uint32_t simplest_weight, uint32_t other_weight, bool) {
+  return pick({simplest_weight, other_weight}, 0) == 1;
+}
+
 uint64_t ByteChoices::read(int width) {
   uint64_t v = 0;
   for (int i = 0; i < width; ++i) {
@@ -83,8 +87,22 @@ uint64_t ByteChoices::below(uint64_t n, uint64_t) {
 
 uint64_t ByteChoices::data_seed(uint64_t) {
   uint64_t v = 0;
-  for (size_t i = 0; i < 8; ++i) v = (v << 8) | (i < size_ ? data_[i] : 0);
+  for (size_t i = 0; i < 8; ++i) v = (v << 8) | byte_at(i);
   return v;
+}
+
+bool ByteChoices::flag(uint32_t simplest_weight, uint32_t other_weight, bool) {
+  if (flags_read_ < kFlagsInFlagByte) return (byte_at(kFlagByte) >> flags_read_++) & 1;
+  return pick({simplest_weight, other_weight}, 0) == 1;
+}
+
+bool ChoiceRecorder::flag(uint32_t simplest_weight, uint32_t other_weight, bool wanted) {
+  if (flags_written_ < kFlagsInFlagByte) {
+    if (wanted) bytes_[kFlagByte] |= static_cast<uint8_t>(1u << flags_written_);
+    ++flags_written_;
+    return wanted;
+  }
+  return pick({simplest_weight, other_weight}, wanted ? 1 : 0) == 1;
 }
 
 void ChoiceRecorder::write(uint64_t value, int width) {

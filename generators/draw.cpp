@@ -96,10 +96,10 @@ class Drawer {
       case ParamType::flag: {
         const bool simplest = std::get<bool>(spec.simplest);
         const uint32_t on = std::min<uint32_t>(spec.percent_true, 100);
-        const std::vector<uint32_t> weights =
-            simplest ? std::vector<uint32_t>{on, 100 - on} : std::vector<uint32_t>{100 - on, on};
-        const size_t wanted = want && std::get<bool>(*want) != simplest ? 1 : 0;
-        c.params[spec.name] = source_.pick(weights, wanted) == 0 ? simplest : !simplest;
+        const uint32_t simplest_weight = simplest ? on : 100 - on;
+        const bool wanted = want && std::get<bool>(*want) != simplest;
+        c.params[spec.name] =
+            source_.flag(simplest_weight, 100 - simplest_weight, wanted) ? !simplest : simplest;
         break;
       }
       case ParamType::choice: {

@@ -4,7 +4,7 @@
 // and, with a recorder, encodes a known case back into bytes — so `decode(encode(c)) == c`
 // for every valid case, and every byte string decodes to a valid case (no throw, no
 // rejection loop). Order of decisions: data seed (bytes 0..7), dtype, distribution,
-// then each parameter in the schema's order.
+// then each parameter in the schema's order (flags read from byte 8: choices.h).
 #pragma once
 
 #include <cstdint>

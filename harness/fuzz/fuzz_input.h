@@ -4,7 +4,8 @@
 //
 //   byte 0      property: the kernel's properties()[byte % count] (ignored when the
 //               target is pinned to one property)
-//   bytes 1..   the case: data seed (8 bytes), dtype, distribution, parameters
+//   bytes 1..   the case: data seed (8 bytes), the flags (1 byte, a bit each), then
+//               dtype, distribution, parameters (generators/choices.h)
 //
 // encode_fuzz_input() writes the bytes of a known case (corpus cases seed the fuzzers).
 #pragma once

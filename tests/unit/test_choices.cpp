@@ -1,7 +1,7 @@
 // Choice sources and the byte encoding of cases (generators/choices.h, draw.h): what a
 // recorder writes a byte reader reads back, `decode(encode(c)) == c` for drawn and corpus
 // cases, every byte string decodes to a valid case, zero bytes are the simplest case, and
-// the data seed lives in bytes 0..7 alone. Fixed seeds: every run checks the same bytes.
+// the data seed lives in bytes 0..7 alone, and the flags in byte 8. Fixed seeds: every run checks the same bytes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -109,7 +109,7 @@ TEST(ChoicesTest, RecordedPicksReadBackWithTheirWidth) {
       ChoiceRecorder recorder;
       ASSERT_EQ(recorder.pick(weights, wanted), wanted);
       const Bytes& bytes = recorder.bytes();
-      ASSERT_EQ(bytes.size(), 8 + expected_pick_width(weights))
+      ASSERT_EQ(bytes.size(), kFirstStreamByte + expected_pick_width(weights))
           << weights.size() << " options";
       ByteChoices reader(bytes.data(), bytes.size());
       EXPECT_EQ(reader.pick(weights, 0), wanted) << weights.size() << " options";
@@ -145,7 +145,7 @@ TEST(ChoicesTest, EveryRawValueOfAPickIsAnOption) {
     if (width != 1) continue;
     std::vector<bool> reached(weights.size(), false);
     for (int raw = 0; raw < 256; ++raw) {
-      Bytes bytes(8, 0);
+      Bytes bytes(kFirstStreamByte, 0);
       bytes.push_back(static_cast<uint8_t>(raw));
       ByteChoices reader(bytes.data(), bytes.size());
       const size_t option = reader.pick(weights, 0);
@@ -167,7 +167,7 @@ TEST(ChoicesTest, RecordedBelowReadsBackWithTheWidthOfNMinusOne) {
       ChoiceRecorder recorder;
       ASSERT_EQ(recorder.below(n, wanted), wanted);
       const Bytes& bytes = recorder.bytes();
-      ASSERT_EQ(bytes.size(), 8 + width) << "n = " << n;
+      ASSERT_EQ(bytes.size(), kFirstStreamByte + width) << "n = " << n;
       ByteChoices reader(bytes.data(), bytes.size());
       EXPECT_EQ(reader.below(n, 0), wanted) << "n = " << n;
       EXPECT_EQ(reader.consumed(), bytes.size());
@@ -210,10 +210,10 @@ TEST(ChoicesTest, ExhaustedInputReadsZero) {
   EXPECT_EQ(reader.pick({1, 2, 3}, 0), 0u);
   EXPECT_EQ(reader.below(1u << 20, 0), 0u);
   EXPECT_EQ(reader.pick(std::vector<uint32_t>(300, 1), 0), 0u);
-  EXPECT_EQ(reader.consumed(), 8u + 1 + 3 + 2);  // the cursor still moves by each width
+  EXPECT_EQ(reader.consumed(), kFirstStreamByte + 1 + 3 + 2);  // the cursor still moves by each width
 
   // Half a two-byte read: the missing low byte reads as zero.
-  Bytes half(8, 0);
+  Bytes half(kFirstStreamByte, 0);
   half.push_back(0x01);
   ByteChoices partial(half.data(), half.size());
   EXPECT_EQ(partial.below(65536, 0), 0x0100u);
@@ -317,6 +317,55 @@ TEST(EncodingTest, DecodeOfEncodeIsTheCaseForCorpusCases) {
     ASSERT_TRUE(validate(conv(), k.c).empty()) << problems_of(k.c);
     const Bytes bytes = encode(conv(), k.c, k.space);
     EXPECT_EQ(decode_bytes(bytes, k.space), k.c);
+  }
+}
+
+TEST(ChoicesTest, RandomFlagsDrawAsTheirPickDoes) {
+  // Searches keep their random stream: a flag is the pick it replaced, draw for draw.
+  RandomChoices a(99), b(99);
+  for (int i = 0; i < 2000; ++i) {
+    const uint32_t simplest_weight = static_cast<uint32_t>(i % 101);
+    ASSERT_EQ(a.flag(simplest_weight, 100 - simplest_weight, false),
+              b.pick({simplest_weight, 100 - simplest_weight}, 0) == 1)
+        << "draw " << i;
+  }
+  EXPECT_EQ(a.next(), b.next());
+}
+
+TEST(ChoicesTest, TheFirstEightFlagsAreTheBitsOfByteEight) {
+  for (unsigned pattern = 0; pattern < 1024; pattern += 37) {
+    ChoiceRecorder recorder;
+    for (int k = 0; k < 10; ++k) recorder.flag(50, 50, (pattern >> k) & 1);
+    const Bytes& bytes = recorder.bytes();
+    EXPECT_EQ(bytes[kFlagByte], pattern & 0xFF);
+    ASSERT_EQ(bytes.size(), kFirstStreamByte + 2) << "flags 9 and 10 are stream picks";
+    ByteChoices reader(bytes.data(), bytes.size());
+    for (int k = 0; k < 10; ++k)
+      EXPECT_EQ(reader.flag(50, 50, false), ((pattern >> k) & 1) == 1) << "flag " << k;
+    EXPECT_EQ(reader.consumed(), bytes.size());
+  }
+}
+
+TEST(EncodingTest, AFlagIsOneBitNearTheFrontWhereverTheSchemaDrawsIt) {
+  // Toggling the k-th flag of a case is toggling bit k of byte 8, and a case that
+  // differs from the simplest by one flag needs no byte after it: libFuzzer's short
+  // inputs reach every flag, the schema's last ones too.
+  CaseSpace space;
+  const Case simplest = decode(conv(), nullptr, 0, space);
+  std::vector<std::string> flags;
+  for (const auto& spec : conv().params)
+    if (spec.type == ParamType::flag) flags.push_back(spec.name);
+  ASSERT_GE(flags.size(), 3u);
+  for (size_t k = 0; k < flags.size(); ++k) {
+    SCOPED_TRACE(flags[k]);
+    Bytes bytes(kFlagByte + 1, 0);
+    bytes[kFlagByte] = static_cast<uint8_t>(1u << k);
+    const Case c = decode_bytes(bytes, space);
+    for (size_t j = 0; j < flags.size(); ++j)
+      EXPECT_EQ(c.flag(flags[j]), simplest.flag(flags[j]) != (j == k)) << flags[j];
+    Bytes again = encode(conv(), c, space);
+    while (!again.empty() && again.back() == 0) again.pop_back();
+    EXPECT_EQ(again, bytes) << show(c);
   }
 }
 
