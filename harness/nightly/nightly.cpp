@@ -124,6 +124,7 @@ class Session {
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
   void plan();
+  std::string target_binary(const std::string& kernel) const;
   void stop_leftover_fuzzers() const;
   void start(Target& t, double seconds, int fork_jobs);
   void process_artifacts();
@@ -144,19 +145,33 @@ class Session {
   Clock::time_point start_ = Clock::now(), last_progress_ = Clock::now();
 };
 
+// The kernel's fuzz target: in `fuzzers`, else in `fallback_fuzzers`; "" when neither has
+// it (a speed build that lacks one kernel's target falls back for that kernel alone).
+std::string Session::target_binary(const std::string& kernel) const {
+  for (const auto& folder : {config_.fuzzers, config_.fallback_fuzzers}) {
+    if (folder.empty()) continue;
+    const fs::path binary = fs::path(folder) / fuzz_target_name(kernel, "");
+    if (fs::exists(binary)) return binary.string();
+  }
+  return "";
+}
+
 void Session::plan() {
+  const std::string where = config_.fallback_fuzzers.empty()
+                                ? config_.fuzzers
+                                : config_.fuzzers + " or " + config_.fallback_fuzzers;
   std::vector<std::string> kernels = config_.kernels;
   if (kernels.empty())
     for (const auto& k : kernel_names())
-      if (fs::exists(fs::path(config_.fuzzers) / fuzz_target_name(k, ""))) kernels.push_back(k);
+      if (!target_binary(k).empty()) kernels.push_back(k);
   if (kernels.empty())
     throw UsageError(fmt::format("no fuzz target in {} (fuzz_<kernel>: built by the clang "
-                                 "build under build/fuzz)", config_.fuzzers));
+                                 "build under build/fuzz)", where));
   std::set<std::string> named;  // the --impl names some kernel of the run has
   for (const auto& kernel : kernels) {
     const KernelInfo& info = find_kernel(kernel);
-    if (!fs::exists(fs::path(config_.fuzzers) / fuzz_target_name(kernel, "")))
-      throw UsageError(fmt::format("no fuzz target for {} in {}", kernel, config_.fuzzers));
+    if (target_binary(kernel).empty())
+      throw UsageError(fmt::format("no fuzz target for {} in {}", kernel, where));
     std::vector<std::string> impls;
     if (config_.impls.empty()) {
       for (const auto& i : info.implementations()) impls.push_back(i.name);
@@ -196,7 +211,7 @@ void Session::start(Target& t, double seconds, int fork_jobs) {
   FuzzSpace space{t.kernel, t.impl, "", {}};
   const SeedsWritten seeds = write_seeds(space, {config_.corpus}, work.string());
   FuzzerLaunch launch;
-  launch.binary = (fs::path(config_.fuzzers) / fuzz_target_name(t.kernel, "")).string();
+  launch.binary = target_binary(t.kernel);
   launch.arguments = {
       fmt::format("-fork={}", fork_jobs), "-ignore_crashes=1", "-ignore_timeouts=1",
       "-ignore_ooms=1", fmt::format("-max_total_time={}", std::max(1, int(seconds))),

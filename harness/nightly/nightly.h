@@ -37,6 +37,7 @@ struct NightlyConfig {
   std::string corpus = "corpus";
   std::string out;
   std::string fuzzers;                 // folder of the fuzz_<kernel> binaries
+  std::string fallback_fuzzers;        // where a target `fuzzers` lacks is looked for; "": none
   uint64_t seed = 0;                   // of the searches
   double shrink_seconds = 30;          // per symptom
   double input_timeout_seconds = 30;   // libFuzzer's -timeout

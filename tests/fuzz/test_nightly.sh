@@ -90,6 +90,15 @@ also "[0-9]+ s of a 120 s budget on 2 jobs \(interrupted\); corpus .*"
 [ -s "$tmp/int/summary.json" ] || fail "SIGINT: no summary.json"
 whole_files "$tmp/int"
 
+# Without --fuzzers: fuzz-fast/ beside kprop, and for a kernel whose target it lacks, fuzz/.
+mkdir -p "$tmp/bin/fuzz-fast" "$tmp/bin/fuzz"
+cp "$kprop" "$tmp/bin/kprop"
+printf '#!/bin/sh\nexit 1\n' > "$tmp/bin/fuzz-fast/fuzz_geglu" && chmod +x "$tmp/bin/fuzz-fast/fuzz_geglu"
+ln -s "$(cd "$fuzz_dir" && pwd)/fuzz_causal_conv1d" "$tmp/bin/fuzz/fuzz_causal_conv1d"
+expect 0 "\| fuzz_causal_conv1d-tiled \| [0-9]+ \| [1-9][0-9]* \| .*" \
+  "$tmp/bin/kprop" nightly --kernel causal_conv1d --impl tiled --corpus "$tmp/corpus" \
+  --budget 6s --jobs 2 --out "$tmp/fallback"
+
 # Bad usage: exit 2, before anything runs.
 expect 2 "kprop: --budget 'soon': expected a duration such as 90s, 30m or 8h" \
   nightly --budget soon --out "$tmp/bad"
