@@ -141,6 +141,39 @@ TEST(KernelSpec, TheReferenceBackwardIsAutogradOfItsForward) {
   EXPECT_TRUE(at::allclose(g.get("db"), dy.sum(0), 1e-14, 1e-14));
 }
 
+// The reference called in a dtype below float64 (as the implementation under test) is the
+// float64 answer rounded once to each result's dtype, and the same on a strided view: the
+// correctly rounded kernel, within every derived bound. Run in bf16 its ATen steps would
+// each round (the first nightly over the library: 46 failures of `reference`).
+TEST(KernelSpec, TheReferenceAsAnImplementationIsTheFloat64AnswerRoundedOnce) {
+  const KernelInfo& tanh = find_kernel("scaled_tanh");
+  Case c;
+  c.kernel = "scaled_tanh";
+  c.impl = "reference";
+  c.dtype = DType::bfloat16;
+  c.seed = 11;
+  c.params = {{"rows", int64_t{4}}, {"cols", int64_t{33}}, {"bias", true}};
+  const Problem p = tanh.materialize(c);
+  const Problem exact = KernelInfo::in_dtype(p, DType::float64);
+  const at::Tensor dy = random_tensor({4, 33}, Distribution::normal, 11, 100, DType::bfloat16);
+  const NamedTensors y = tanh.forward("kprop_reference", p);
+  const NamedTensors y64 = tanh.forward("kprop_reference", exact);
+  EXPECT_EQ(y.get("y").scalar_type(), at::kBFloat16);
+  EXPECT_TRUE(y.get("y").equal(y64.get("y").to(at::kBFloat16)));
+  const NamedTensors g = tanh.backward("kprop_reference", p, NamedTensors{{"dy", dy}});
+  const NamedTensors g64 =
+      tanh.backward("kprop_reference", exact, NamedTensors{{"dy", dy.to(at::kDouble)}});
+  for (const char* name : {"dx", "ds", "db"}) {
+    EXPECT_EQ(g.get(name).scalar_type(), at::kBFloat16) << name;
+    EXPECT_TRUE(g.get(name).equal(g64.get(name).to(at::kBFloat16))) << name;
+  }
+  // A transposed view of x holding the same values: the same bits.
+  Problem strided = p;
+  strided.inputs.set("x", p.inputs.get("x").t().contiguous().t());
+  ASSERT_FALSE(strided.inputs.get("x").is_contiguous());
+  EXPECT_TRUE(tanh.backward("kprop_reference", strided, NamedTensors{{"dy", dy}}).get("dx").equal(g.get("dx")));
+}
+
 // scaled_tanh's toys declare no backward: theirs is autograd of each one's own forward (or
 // of the one it names), in fp32 (rounded once to the input dtype), its masks included.
 TEST(KernelSpec, AnImplementationWithoutABackwardGetsAutogradOfItsOwnForward) {
