@@ -8,7 +8,6 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <set>
 #include <sstream>
 
@@ -59,55 +58,38 @@ bool is_present(const TensorSpec& t, const Case& c) { return !t.present || t.pre
 // name, its results pushed in the schema's order.
 class SpecOperator final : public c10::OperatorKernel {
  public:
-  SpecOperator(const OperatorSignature& signature, OpFunction f, bool rounded_once)
-      : signature_(signature), f_(std::move(f)), rounded_once_(rounded_once) {}
+  SpecOperator(const OperatorSignature& signature, OpFunction f, bool in_float64)
+      : signature_(signature), f_(std::move(f)), in_float64_(in_float64) {}
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    if (!rounded_once_) {
+    if (!in_float64_) {
       const OpArgs args = signature_.pop_arguments(*stack);
       signature_.push_results(f_(args), *stack);
       return;
     }
-    // The reference called as an implementation under test, in a dtype below float64: it
-    // computes in float64 on contiguous copies and rounds each result once, to its input's
-    // dtype (an output to the first floating input's): the correctly rounded kernel, within
-    // every derived bound and the same whatever the layout. Its formula run in bf16 or fp32
-    // would round each ATen step, in an order no kernel has, and fail the bounds derived
-    // for real kernels; on a strided view ATen sums in another order (the first nightly run
-    // over the whole library: 46 failures of `reference` in 6 kernels). The oracle's own
-    // calls are float64 and contiguous already: nothing changes for them.
-    std::map<std::string, at::ScalarType> called_in;
-    c10::optional<at::ScalarType> first;
+    // The reference called as an implementation under test, in a dtype below float64 or on
+    // a strided view: it computes in float64 on contiguous copies and answers in float64,
+    // the exact answer (as causal_conv1d's and geglu's references always did), within every
+    // derived bound and the same whatever the layout. Its formula run in bf16 or fp32 would
+    // round each ATen step, in an order no kernel has, and fail the bounds derived for real
+    // kernels; on a strided view ATen sums in another order (the first nightly run over the
+    // whole library: 46 failures of `reference` in 6 kernels). The oracle's own calls are
+    // float64 and contiguous already: nothing changes for them.
     const auto& arguments = op.schema().arguments();
     auto arg = stack->end() - static_cast<std::ptrdiff_t>(arguments.size());
     for (size_t i = 0; i < arguments.size(); ++i, ++arg) {
       if (!arg->isTensor()) continue;
       const at::Tensor t = arg->toTensor();
-      if (!t.defined() || !t.is_floating_point()) continue;
-      if (t.scalar_type() != at::kDouble) {
-        called_in[arguments[i].name()] = t.scalar_type();
-        if (!first) first = t.scalar_type();
-      }
-      *arg = t.to(at::kDouble).contiguous();
+      if (t.defined() && t.is_floating_point()) *arg = t.to(at::kDouble).contiguous();
     }
     const OpArgs args = signature_.pop_arguments(*stack);
-    NamedTensors results = f_(args);
-    if (first) {
-      NamedTensors rounded;
-      for (const auto& [name, t] : results) {
-        const auto input = called_in.find(name.substr(1));  // dx: x's dtype
-        const at::ScalarType dtype =
-            name.size() > 1 && name[0] == 'd' && input != called_in.end() ? input->second : *first;
-        rounded.set(name, t.defined() && t.is_floating_point() ? t.to(dtype) : t);
-      }
-      results = rounded;
-    }
+    const NamedTensors results = f_(args);
     signature_.push_results(results, *stack);
   }
 
  private:
   const OperatorSignature& signature_;
   OpFunction f_;
-  bool rounded_once_;
+  bool in_float64_;  // the reference: every floating input as contiguous float64
 };
 
 class SpecKernel final : public KernelInfo {
