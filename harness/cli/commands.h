@@ -21,6 +21,7 @@ struct CommonOptions {
   std::vector<std::string> libraries;  // operator libraries to load first
   std::vector<std::string> imports;    // then Python modules (the Python entry only)
   std::string device = "cpu";          // where outside implementations run (harness/execution/device.h)
+  std::string oracle_device = "auto";  // where the float64 oracle runs (the same header)
 };
 void add_common_options(CLI::App* cmd, CommonOptions& o);
 // Sets the outside implementations' device, loads the --load libraries, then imports the
@@ -53,6 +54,7 @@ void apply_isolation(const CommonOptions& common, const IsolationOptions& o);
 // The hidden `kprop __worker`: answers cases for an isolating kprop (harness/execution/isolation.h).
 struct WorkerOptions {
   std::string device = "cpu";
+  std::string oracle_device = "auto";
   std::vector<std::string> libraries;
   std::vector<std::string> imports;
   std::vector<std::string> refusals;

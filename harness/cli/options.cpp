@@ -54,12 +54,18 @@ void add_common_options(CLI::App* cmd, CommonOptions& o) {
       ->allow_extra_args(false);  // `replay --import MODULE FILE`: FILE is no module
   cmd->add_option("--device", o.device,
                   "where implementations from outside run: cpu (default), cuda, cuda:N; "
-                  "cases are drawn and checked on the CPU")
+                  "cases are drawn on the CPU")
       ->envname("KPROP_DEVICE");
+  cmd->add_option("--oracle-device", o.oracle_device,
+                  "where the float64 reference, the bounds and the comparisons run: auto "
+                  "(default: the implementation's device where the kernel's oracle runs "
+                  "there), cpu, cuda, cuda:N")
+      ->envname("KPROP_ORACLE_DEVICE");
 }
 
 void load_libraries(const CommonOptions& o) {
   set_outside_device(o.device);
+  set_oracle_device(o.oracle_device);
   for (const auto& path : o.libraries) {
     try {
       load_operator_library(path);

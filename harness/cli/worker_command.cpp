@@ -31,6 +31,7 @@ void apply_isolation(const CommonOptions& common, const IsolationOptions& o) {
   s.libraries = common.libraries;
   s.imports = common.imports;
   s.device = common.device;
+  s.oracle_device = common.oracle_device;
   s.refusals = o.refusals;
   s.case_timeout_seconds = o.case_timeout;
   set_isolation(s);
@@ -42,6 +43,7 @@ void add_worker_command(CLI::App& app, WorkerOptions& o) {
   cmd->add_option("--load", o.libraries, "operator library; repeatable");
   cmd->add_option("--import", o.imports, "Python module; repeatable");
   cmd->add_option("--device", o.device, "where outside implementations run");
+  cmd->add_option("--oracle-device", o.oracle_device, "where the float64 oracle runs");
   cmd->add_option("--refusal", o.refusals, "declared refusal text; repeatable")
       ->allow_extra_args(false);
 }
@@ -51,6 +53,7 @@ int run_worker(const WorkerOptions& o) {
   common.libraries = o.libraries;
   common.imports = o.imports;
   common.device = o.device;
+  common.oracle_device = o.oracle_device;
   load_libraries(common);
   declare_outside_refusals(o.refusals);
   return serve_isolated_cases(STDIN_FILENO, STDOUT_FILENO,

@@ -23,4 +23,14 @@ std::string outside_device_name();
 // The device `c`'s implementation runs on.
 c10::Device device_of(const Case& c);
 
+// Where the float64 oracle runs (`--oracle-device`, KPROP_ORACLE_DEVICE): the reference
+// forward and backward, the derived bounds and the comparisons, on inputs drawn on the CPU
+// (the canonical bits: replay stays bit-identical across machines) and copied there once
+// per case. "auto" (the default) is the implementation's device; "cpu" keeps the oracle on
+// the CPU as before. A kernel whose oracle has host loops keeps it on the CPU whatever the
+// setting (KernelInfo::oracle_runs_on_any_device).
+void set_oracle_device(const std::string& name);
+// The oracle's device for `c`, given whether its kernel's oracle runs on any device.
+c10::Device oracle_device_of(const Case& c, bool oracle_runs_on_any_device);
+
 }  // namespace kprop

@@ -67,7 +67,7 @@ class Worker {
       throw std::runtime_error(fmt::format("isolation: pipe: {}", strerror(errno)));
     std::vector<std::string> args = s.command;
     args.push_back("__worker");
-    args.insert(args.end(), {"--device", s.device});
+    args.insert(args.end(), {"--device", s.device, "--oracle-device", s.oracle_device});
     for (const auto& lib : s.libraries) args.insert(args.end(), {"--load", lib});
     for (const auto& module : s.imports) args.insert(args.end(), {"--import", module});
     for (const auto& text : s.refusals) args.insert(args.end(), {"--refusal", text});

@@ -41,6 +41,7 @@ struct IsolationSettings {
   std::vector<std::string> libraries;  // what every worker loads first, in this order
   std::vector<std::string> imports;    // then the Python modules it imports (Python entry)
   std::string device = "cpu";          // where the outside implementations run
+  std::string oracle_device = "auto";  // where the float64 oracle runs
   std::vector<std::string> refusals;   // the workers' outside_refusals() (harness/engine/property.h)
   double case_timeout_seconds = 20;    // per case, from the request to the answer
   double start_timeout_seconds = 120;  // for a worker to load its libraries

@@ -29,9 +29,18 @@ at::Tensor in_accumulation_type(const at::Tensor& t) {
   return converted(t, t.scalar_type() == at::kDouble ? at::kDouble : at::kFloat);
 }
 
+bool& evaluate_as_on_a_device() {
+  static bool on = false;
+  return on;
+}
+
+bool evaluated_as_aten_ops(const at::Tensor& t) { return !t.is_cpu() || evaluate_as_on_a_device(); }
+
 at::Tensor converted(const at::Tensor& t, at::ScalarType dtype) {
   if (!t.defined() || !t.is_floating_point() || !at::isFloatingType(dtype)) return t;
   if (t.scalar_type() == dtype) return t.contiguous();  // t itself when contiguous
+  // ATen's copy kernel converts as the loop below does (static_cast): the same bits.
+  if (evaluated_as_aten_ops(t)) return t.to(dtype).contiguous();
   const auto c = t.contiguous();
   auto out = at::empty(c.sizes(), at::TensorOptions().dtype(dtype));
   const int64_t n = c.numel();

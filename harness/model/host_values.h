@@ -6,11 +6,16 @@
 // evaluation makes go through these loops instead. Each element converts exactly as
 // ATen's copy kernel converts it (static_cast through c10's Half and BFloat16), so the
 // values are bit-identical to `.to()`'s.
+//
+// Tensors on a device (the float64 oracle there: docs/oracle_device.md) take ATen's own
+// operations instead: one kernel launch per op is cheap there, a copy to the host is not.
 #pragma once
 
 #include <ATen/ATen.h>
 
 #include <array>
+#include <cmath>
+#include <type_traits>
 #include <utility>
 
 namespace kprop {
@@ -22,6 +27,20 @@ at::Tensor tensor_of(const T* values, at::IntArrayRef sizes, at::ScalarType dtyp
 // Copies t's values (any layout, a floating type), converted to T, into out[0 .. numel).
 template <typename T>
 void read_values(const at::Tensor& t, T* out);
+
+// True where host_values evaluates `t` with ATen operations: a tensor on a device, or any
+// tensor while evaluate_as_on_a_device() is set (tests compare the two forms on the CPU).
+bool evaluated_as_aten_ops(const at::Tensor& t);
+bool& evaluate_as_on_a_device();
+
+// |x| of a value or of a tensor: formulas written as generic lambdas
+// (`[](auto m, auto v) { return 2 * m + abs_of(v); }`) serve both forms.
+inline double abs_of(double x) { return std::abs(x); }
+inline at::Tensor abs_of(const at::Tensor& t) { return t.abs(); }
+struct Plus {
+  template <typename T>
+  T operator()(const T& a, const T& b) const { return a + b; }
+};
 
 // t's values as a contiguous float64 tensor: t itself when it already is one, t unchanged
 // when it is undefined or not floating point.
@@ -45,12 +64,10 @@ void elementwise_loop(F& f, const std::array<const double*, N>& in, double* out,
                       std::index_sequence<I...>) {
   for (int64_t i = 0; i < n; ++i) out[i] = f(in[I][i]...);
 }
-}  // namespace detail
 
-// out[i] = f(a[i], b[i], ...) over float64 copies of same-shaped tensors: one loop and
-// one allocation where a chain of ATen ops would allocate and dispatch per operation.
+// The host loop of elementwise_float64.
 template <typename F, typename... Tensors>
-at::Tensor elementwise_float64(F f, const Tensors&... inputs) {
+at::Tensor elementwise_on_host(F& f, const Tensors&... inputs) {
   const std::array<at::Tensor, sizeof...(Tensors)> in{float64_of(inputs)...};
   std::array<const double*, sizeof...(Tensors)> data{};
   for (size_t k = 0; k < in.size(); ++k) {
@@ -59,9 +76,29 @@ at::Tensor elementwise_float64(F f, const Tensors&... inputs) {
     data[k] = in[k].template data_ptr<double>();
   }
   auto out = at::empty(in[0].sizes(), at::TensorOptions().dtype(at::kDouble));
-  detail::elementwise_loop(f, data, out.template data_ptr<double>(), out.numel(),
-                           std::index_sequence_for<Tensors...>{});
+  elementwise_loop(f, data, out.template data_ptr<double>(), out.numel(),
+                   std::index_sequence_for<Tensors...>{});
   return out;
+}
+}  // namespace detail
+
+// out[i] = f(a[i], b[i], ...) over float64 copies of same-shaped tensors: one loop and
+// one allocation where a chain of ATen ops would allocate and dispatch per operation.
+// On a device, f applied to the float64 tensors themselves when it takes tensors (a
+// generic lambda), else the loop on host copies, the result copied back.
+template <typename F, typename... Tensors>
+at::Tensor elementwise_float64(F f, const Tensors&... inputs) {
+  if (!(... || (inputs.defined() && evaluated_as_aten_ops(inputs))))
+    return detail::elementwise_on_host(f, inputs...);
+  const std::array<at::Tensor, sizeof...(Tensors)> all{inputs...};
+  for (const auto& t : all)
+    TORCH_CHECK(t.defined() && t.sizes() == all[0].sizes(),
+                "elementwise_float64: inputs must be defined and of one shape");
+  if constexpr (std::is_invocable_v<F, decltype(float64_of(inputs))...>) {
+    return at::Tensor(f(float64_of(inputs)...)).to(at::kDouble).contiguous();
+  } else {
+    return detail::elementwise_on_host(f, inputs.cpu()...).to(all[0].device());
+  }
 }
 
 }  // namespace kprop

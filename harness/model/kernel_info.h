@@ -190,6 +190,11 @@ class KernelInfo {
   // An implementation may say so alone (Takes::nondeterministic).
   virtual bool nondeterministic() const { return false; }
 
+  // True when the float64 oracle (reference forward and backward, error_bounds, region)
+  // is ATen operations alone and so runs on any device: `--oracle-device` may then put
+  // it beside the implementation (harness/execution/device.h). False keeps it on the CPU.
+  virtual bool oracle_runs_on_any_device() const { return false; }
+
   // Optional inputs whose absence means a value (`neutral`): no bias is a zero bias.
   virtual std::vector<NeutralInput> neutral_inputs() const { return {}; }
 

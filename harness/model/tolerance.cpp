@@ -107,7 +107,7 @@ at::Tensor sum_error_bound(const at::Tensor& magnitude, const at::Tensor& value,
   const double u_out = unit_roundoff(output);
   const double per_magnitude = g + u_out * rounded_partials, floor = smallest_normal(output);
   return elementwise_float64(
-      [&](double m, double v) { return m * per_magnitude + std::abs(v) * u_out + floor; },
+      [&](auto m, auto v) { return m * per_magnitude + abs_of(v) * u_out + floor; },
       magnitude, value);
 }
 

@@ -65,7 +65,7 @@ NamedTensors derived_bounds(const std::map<std::string, Bound>& bounds, const Ex
   const auto magnitude_of = [&](const Bound& bound, const at::Tensor& value) {
     if (bound.shared) return shared_magnitude(bound.shared, bound.of);
     return bound.magnitude ? float64_of(bound.magnitude(exact))
-                           : elementwise_float64([](double v) { return std::abs(v); }, value);
+                           : elementwise_float64([](auto v) { return abs_of(v); }, value);
   };
   for (const auto& [name, bound] : bounds) {
     const at::Tensor value = reference.get(name);
@@ -75,12 +75,12 @@ NamedTensors derived_bounds(const std::map<std::string, Bound>& bounds, const Ex
     if (bound.kind == Bound::Kind::framework) {
       constexpr double kFrameworkFactor = 2;  // "no worse than twice the framework's distance"
       at::Tensor total = elementwise_float64(
-          [=](double d) { return computations * kFrameworkFactor * d; }, magnitude);
+          [=](auto d) { return computations * kFrameworkFactor * d; }, magnitude);
       const at::Tensor last_step = shared_magnitude(bound.local, bound.of);
       const int partials = bound.partials ? bound.partials(exact.c) : bound.rounded_partials;
       for (int j : joined_partials)
         total = elementwise_float64(
-            std::plus<double>(), total,
+            Plus(), total,
             sum_error_bound(last_step, value, bound.terms(exact.c), acc, out, partials + j));
       result.set(name, total);
       continue;
@@ -93,9 +93,9 @@ NamedTensors derived_bounds(const std::map<std::string, Bound>& bounds, const Ex
       double per_magnitude = 0;
       for (int j : joined_partials) per_magnitude += gamma + (bound.rounded_partials + j) * u_out;
       result.set(name, elementwise_float64(
-                           [=](double m, double v) {
+                           [=](auto m, auto v) {
                              return per_magnitude * m +
-                                    computations * ((1 + factors) * u_out * std::abs(v) + tiny);
+                                    computations * ((1 + factors) * u_out * abs_of(v) + tiny);
                            },
                            magnitude, value));
       continue;
@@ -105,11 +105,11 @@ NamedTensors derived_bounds(const std::map<std::string, Bound>& bounds, const Ex
     at::Tensor total;
     for (int j : joined_partials) {
       const auto b = sum_error_bound(magnitude, value, k, acc, out, partials + j);
-      total = total.defined() ? elementwise_float64(std::plus<double>(), total, b) : b;
+      total = total.defined() ? elementwise_float64(Plus(), total, b) : b;
     }
     if (factors > 0)
       total = elementwise_float64(
-          [=](double b, double v) { return b + computations * factors * u_out * std::abs(v); },
+          [=](auto b, auto v) { return b + computations * factors * u_out * abs_of(v); },
           total, value);
     result.set(name, total);
   }

@@ -273,6 +273,9 @@ struct KernelSpec {
   // Every implementation may return another rounding on each call (KernelInfo::
   // nondeterministic): `determinism` holds repeated calls to the derived bound.
   bool nondeterministic = false;
+  // The reference, its bounds' magnitudes and any custom error_bounds are ATen operations
+  // alone (no data_ptr, no host loop): the oracle may run on the implementation's device.
+  bool oracle_runs_on_any_device = false;
   // Named dimensions; one that a tensor names and nobody declares is the integer parameter
   // of that name (param_dim).
   std::vector<Dim> dims;

@@ -240,6 +240,7 @@ class SpecKernel final : public KernelInfo {
     return spec_.reordered_by_layout;
   }
   bool nondeterministic() const override { return spec_.nondeterministic; }
+  bool oracle_runs_on_any_device() const override { return spec_.oracle_runs_on_any_device; }
   std::vector<NeutralInput> neutral_inputs() const override {
     std::vector<NeutralInput> out;
     for (const auto& in : spec_.inputs)

@@ -133,6 +133,7 @@ const bool registered = register_builtin_spec([] {
       {"dw", Bound::sum_of([](const Case& c) { return c.integer("rows") + c.integer("cols") + 8; },
                            [](E e) { return (e["dy"] * e["x"] * exact_rstd(e)).abs().sum(0); }, 1)}};
   // The rows a block kernel's last program holds, and the rows past the 2^15 edge.
+  k.oracle_runs_on_any_device = true;  // ATen alone: reference, magnitudes, regions
   k.regions = {{"rows", [](const Case& c, int64_t row) -> std::string {
                   const int64_t rows = c.integer("rows");
                   return rows >= kBlockPathRows && row >= rows / kBlockRows * kBlockRows ? "last rows" : "";

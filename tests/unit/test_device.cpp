@@ -6,6 +6,8 @@
 #include <ATen/Functions.h>
 #include <gtest/gtest.h>
 
+#include "generators/choices.h"
+#include "generators/draw.h"
 #include "generators/errors.h"
 #include "harness/engine/property.h"
 #include "harness/execution/call_profile.h"
@@ -54,6 +56,61 @@ TEST(DeviceTest, OnlyOutsideImplementationsLeaveTheCpu) {
               outside_device());
     set_outside_device("cpu");
   }
+}
+
+TEST(DeviceTest, OracleDeviceNamesAreCheckedAndAutoFollowsTheImplementation) {
+  EXPECT_THROW(set_oracle_device("tpu"), UsageError);
+  EXPECT_NO_THROW(set_oracle_device("cpu"));
+  const Case c = conv_case("tiled");
+  EXPECT_TRUE(oracle_device_of(c, true).is_cpu());
+  EXPECT_NO_THROW(set_oracle_device("auto"));
+  EXPECT_TRUE(oracle_device_of(c, true).is_cpu());  // a built-in implementation: the CPU
+  if (at::hasCUDA()) {
+    set_oracle_device("cuda");
+    EXPECT_TRUE(oracle_device_of(c, true).is_cuda());
+    EXPECT_TRUE(oracle_device_of(c, false).is_cpu()) << "an oracle with host loops moved";
+    set_oracle_device("auto");
+  } else {
+    EXPECT_THROW(set_oracle_device("cuda"), UsageError);
+  }
+}
+
+// On the GPU machine: the oracle on the device gives the CPU oracle's verdicts, for rms_norm
+// (whose oracle runs anywhere), its row emulation and a planted variant, in the dtypes below
+// float64 (in float64 a bound is of the order of the reference's own rounding, which the
+// device's order of summation changes).
+TEST(DeviceTest, TheOracleOnTheDeviceGivesTheCpuOraclesVerdicts) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA in this libtorch";
+  const KernelInfo& kernel = find_kernel("rms_norm");
+  int failures = 0, cases = 0;
+  for (const std::string impl : {"rows", "rows@offset"}) {
+    CaseSpace space;
+    space.impl = impl;
+    space.dtypes = {DType::float32, DType::bfloat16, DType::float16};
+    space.size = 100;  // offset = 1 is drawn at full size only
+    for (uint64_t seed = 1; seed <= 40; ++seed) {
+      RandomChoices choices(seed);
+      Case c = draw_case(kernel.schema(), choices, space);
+      c.kernel = kernel.name();
+      set_oracle_device("cpu");
+      const Verdict host = evaluate(c);
+      set_oracle_device("cuda");
+      const Verdict device = evaluate(c);
+      set_oracle_device("auto");
+      SCOPED_TRACE(impl + " seed " + std::to_string(seed));
+      ASSERT_EQ(to_string(host.status), to_string(device.status)) << host.message << " | " << device.message;
+      ASSERT_EQ(host.tensors.size(), device.tensors.size());
+      for (size_t i = 0; i < host.tensors.size(); ++i) {
+        const TensorError &h = host.tensors[i], &d = device.tensors[i];
+        EXPECT_EQ(h.mismatches, d.mismatches) << h.tensor;
+        EXPECT_NEAR(h.error_over_bound, d.error_over_bound, 1e-6 * (1 + h.error_over_bound)) << h.tensor;
+      }
+      failures += host.status == Verdict::Status::fail;
+      ++cases;
+    }
+  }
+  EXPECT_EQ(cases, 80);
+  EXPECT_GT(failures, 0) << "no failing verdict: the comparison of failures went untested";
 }
 
 TEST(CallProfileTest, AnEvaluationCountsItsCallsAndItsReference) {

@@ -59,15 +59,20 @@ Problem on_device(const Problem& p, const c10::Device& device) {
 }
 
 // Runs `call(problem, cotangents)` where the case's implementation runs, its results on
-// the CPU. On the CPU the tensors are passed as they are. For a device, the copies there
-// count as transfers; the call and the copies back (which wait for the device) as the
-// implementation.
+// `home` (the oracle's device: the CPU unless the property moved its problem there). Where
+// the problem is on the implementation's device, the tensors are passed as they are.
+// Otherwise the copies there count as transfers; the call and the copies back (which wait
+// for the device) as the implementation.
 template <typename F>
-NamedTensors where_it_runs(const Problem& p, const NamedTensors& cotangents, F call) {
+NamedTensors where_it_runs(const Problem& p, const NamedTensors& cotangents,
+                           const c10::Device& home, F call) {
   const c10::Device device = device_of(p.c);
-  if (device.is_cpu()) {
+  if (device == device_of_inputs(p)) {
+    // A cotangent elsewhere is copied (none is, in kprop's properties): nothing else is.
+    const NamedTensors dq = on_device(cotangents, device);
     ProfiledSpan span(CallProfile::Part::implementation);
-    return refusing([&] { return call(p, cotangents); });
+    if (device == home) return refusing([&] { return call(p, dq); });
+    return on_device(refusing([&] { return call(p, dq); }), home);
   }
   Problem there;
   NamedTensors cotangents_there;
@@ -77,8 +82,7 @@ NamedTensors where_it_runs(const Problem& p, const NamedTensors& cotangents, F c
     cotangents_there = on_device(cotangents, device);
   }
   ProfiledSpan span(CallProfile::Part::implementation);
-  return on_device(refusing([&] { return call(there, cotangents_there); }),
-                   c10::Device(c10::kCPU));
+  return on_device(refusing([&] { return call(there, cotangents_there); }), home);
 }
 
 }  // namespace
@@ -120,9 +124,16 @@ NamedTensors Calls::watching(const std::string& side, const Problem& p,
   return results;
 }
 
+Problem Calls::on_oracle_device(const Problem& p) {
+  home_ = oracle_device_of(p.c, kernel_.oracle_runs_on_any_device());
+  if (device_of_inputs(p) == home_) return p;
+  ProfiledSpan span(CallProfile::Part::transfers);
+  return on_device(p, home_);
+}
+
 NamedTensors Calls::forward(const Problem& p) const {
   MemcheckLog::clear();
-  auto out = where_it_runs(p, NamedTensors{}, [&](const Problem& q, const NamedTensors& dq) {
+  auto out = where_it_runs(p, NamedTensors{}, home_, [&](const Problem& q, const NamedTensors& dq) {
     return watching("forward", q, dq, [&](const Problem& r, const NamedTensors&) {
       return kernel_.forward(impl_.op_namespace, r);
     });
@@ -133,7 +144,7 @@ NamedTensors Calls::forward(const Problem& p) const {
 
 NamedTensors Calls::backward(const Problem& p, const NamedTensors& cotangents) const {
   MemcheckLog::clear();
-  auto out = where_it_runs(p, cotangents, [&](const Problem& q, const NamedTensors& dq) {
+  auto out = where_it_runs(p, cotangents, home_, [&](const Problem& q, const NamedTensors& dq) {
     return watching("backward", q, dq, [&](const Problem& r, const NamedTensors& dr) {
       return kernel_.backward(impl_.op_namespace, r, dr);
     });
@@ -194,12 +205,21 @@ NamedTensors random_cotangents(const KernelInfo& kernel, const Problem& p,
   NamedTensors cot;
   uint64_t stream = 100;
   bool first = true;
+  const c10::Device device = device_of_inputs(p);
   for (const auto& name : kernel.outputs_with_cotangent(p)) {
     const auto out = outputs.get(name);
-    cot.set(grad_name(name), cotangent(p.c, out.sizes().vec(), stream++, first));
+    // Drawn on the CPU, the canonical bits, then moved where the problem is.
+    const auto t = cotangent(p.c, out.sizes().vec(), stream++, first);
+    cot.set(grad_name(name), device.is_cpu() ? t : t.to(device));
     first = false;
   }
   return cot;
+}
+
+c10::Device device_of_inputs(const Problem& p) {
+  for (const auto& [name, t] : p.inputs)
+    if (t.defined()) return t.device();
+  return c10::Device(c10::kCPU);
 }
 
 NamedTensors merged(const NamedTensors& a, const NamedTensors& b) {

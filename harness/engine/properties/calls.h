@@ -18,6 +18,11 @@ class Calls {
   // implementation did to the buffers the graph shares with it.
   void hand_as_given() { as_given_ = true; }
 
+  // p with its inputs on the oracle's device (harness/execution/device.h: the kernel's
+  // oracle there, or the CPU), each in its layout; from then on the results of forward
+  // and backward come back there, not to the CPU.
+  Problem on_oracle_device(const Problem& p);
+
   NamedTensors forward(const Problem& p) const;
   NamedTensors backward(const Problem& p, const NamedTensors& cotangents) const;
   // The float64 reference's outputs and gradients: the problem and the cotangents are
@@ -39,6 +44,7 @@ class Calls {
   Verdict& verdict_;
   std::vector<std::string> overwrites_;  // what it declares it writes over
   bool as_given_ = false;
+  c10::Device home_ = c10::Device(c10::kCPU);  // where results come back (on_oracle_device)
 };
 
 // The implementation (Takes::nondeterministic) or its kernel's spec declares that it may
@@ -46,12 +52,15 @@ class Calls {
 bool declared_nondeterministic(const KernelInfo& kernel, const Implementation& impl);
 
 // The cotangents of the outputs that take one, named grad_name(output), in the problem's
-// dtype, as the case's choice makes them (Case::cotangents: random normal values from the
+// dtype and on its inputs' device, as the case's choice makes them (Case::cotangents: random normal values from the
 // case's seed, ones, zero for the first output, a mean's 1/N, per-row weights).
 NamedTensors random_cotangents(const KernelInfo& kernel, const Problem& p,
                                const NamedTensors& outputs);
 
 NamedTensors merged(const NamedTensors& a, const NamedTensors& b);
+
+// The device of p's first defined input (the CPU when it has none).
+c10::Device device_of_inputs(const Problem& p);
 NamedTensors to_float64(const NamedTensors& t);
 
 }  // namespace kprop

@@ -21,7 +21,9 @@ class VsReference final : public Property {
                 const Case& c) const override {
     Verdict v = open_verdict(kernel, c);
     Calls calls(kernel, impl, v);
-    const Problem p = kernel.materialize(c);
+    // On the oracle's device when the kernel's oracle runs there: the reference, the bounds
+    // and the comparison stay on the device, and only the summaries come back.
+    const Problem p = calls.on_oracle_device(kernel.materialize(c));
     const auto outputs = calls.forward(p);
     const auto cot = random_cotangents(kernel, p, outputs);
     const auto grads = calls.backward(p, cot);

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The float64 oracle on the device (docs/oracle_device.md), on the GPU machine from a cold
+# start: builds kprop (scripts/gpu.py build, which runs the device test), then
+#   1. cases/s of vs_reference through Liger's RMSNorm (liger::rms_norm) with the oracle on
+#      the CPU (--oracle-device cpu: the path before) and on the GPU (cuda), small and
+#      large cases, in one steady.py process (each run twice, the second measured), same seed;
+#   2. the rms_norm corpus (corpus/rms_norm, corpus/upstream/rms_norm) replayed with each
+#      oracle: both must behave as recorded.
+# SMALL_CASES (2000), LARGE_CASES (200), LARGE ("--limit max_rows=2048 --limit max_cols=4096").
+# Logs go to $RESULTS (default build-gpu/oracle-device).
+#
+#   LIGER_SRC=.upstream/Liger-Kernel bench/gpu/oracle_device.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+RESULTS=${RESULTS:-$root/build-gpu/oracle-device}
+SMALL_CASES=${SMALL_CASES:-2000}
+LARGE_CASES=${LARGE_CASES:-200}
+LARGE=${LARGE:---limit max_rows=2048 --limit max_cols=4096}
+mkdir -p "$RESULTS"
+PY=${PYTHON:-$(command -v python3)}
+[ -x /opt/torch/.venv/bin/python3 ] && PY=${PYTHON:-/opt/torch/.venv/bin/python3}
+export PYTHONPATH=$root/build-gpu/python:$root/examples/upstream
+export OMP_NUM_THREADS=1
+export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$root/build-gpu/triton-cache}
+export LIGER_SRC=${LIGER_SRC:-$root/.upstream/Liger-Kernel}
+mkdir -p "$TRITON_CACHE_DIR"
+
+t0=$(date +%s)
+[ -x build-gpu/kprop ] ||
+  RESULTS=$RESULTS/build KERNELS=liger scripts/gpu.py build >"$RESULTS/build.txt" 2>&1
+echo "build: exit $? after $(( $(date +%s) - t0 )) s" >"$RESULTS/summary.txt"
+grep -h "PASSED\|FAILED\|SKIPPED" "$RESULTS"/build/*unit-device* 2>/dev/null >>"$RESULTS/summary.txt"
+
+# Findings go to a copy of the corpus. A first, unmeasured pass over each size compiles
+# every shape Triton specializes on and keeps any failure (a search stops at its first new
+# one): the measured runs then meet the same compiled kernels and the same known failures.
+rm -rf "$RESULTS/corpus" && cp -r corpus "$RESULTS/corpus"
+liger="rms_norm --import kprop_liger --impl liger::rms_norm --device cuda --property vs_reference --no-isolation --corpus $RESULTS/corpus"
+{
+  echo "warm-small $SMALL_CASES $liger --oracle-device cuda"
+  echo "warm-large $LARGE_CASES $liger $LARGE --oracle-device cuda"
+  for oracle in cpu cuda; do
+    echo "small-$oracle $SMALL_CASES $liger --oracle-device $oracle"
+    echo "large-$oracle $LARGE_CASES $liger $LARGE --oracle-device $oracle"
+  done
+} >"$RESULTS/specs"
+"$PY" bench/gpu/steady.py --json "$RESULTS/steady.jsonl" "$RESULTS/specs" >"$RESULTS/steady.log" 2>&1
+echo "steady: exit $?" >>"$RESULTS/summary.txt"
+grep -h "steady:\|time:" "$RESULTS/steady.log" >>"$RESULTS/summary.txt"
+# What the first passes found and kept (new corpus files).
+( cd "$RESULTS/corpus" && find . -newer "$RESULTS/specs" -name '*.json' ) | sed 's/^/new finding: /' >>"$RESULTS/summary.txt"
+
+for oracle in cpu cuda; do
+  "$PY" -m kprop replay --import kprop_liger --device cuda --oracle-device "$oracle" \
+    corpus/rms_norm/*.json corpus/upstream/rms_norm/*.json >"$RESULTS/replay-$oracle.log" 2>&1
+  echo "replay with the oracle on $oracle: exit $?, $(grep -c ' ok$' "$RESULTS/replay-$oracle.log") ok" \
+    >>"$RESULTS/summary.txt"
+done
+echo "total $(( $(date +%s) - t0 )) s" >>"$RESULTS/summary.txt"
+cat "$RESULTS/summary.txt"

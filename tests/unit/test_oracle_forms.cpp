@@ -1,0 +1,95 @@
+// The float64 oracle on a device (harness/execution/device.h) evaluates the derived bounds
+// and the comparisons as ATen operations instead of host loops (harness/model/host_values.h,
+// verdict.cpp). This machine has no GPU, so evaluate_as_on_a_device() runs those ATen
+// forms on the CPU, the operations a device runs: a formula or a comparison that differs
+// between the two forms shows here as a different verdict.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "generators/choices.h"
+#include "generators/draw.h"
+#include "harness/engine/property.h"
+#include "harness/model/host_values.h"
+#include "harness/model/kernel_info.h"
+
+namespace kprop {
+namespace {
+
+// Sets the switch for one scope, and clears it whatever happens.
+struct AsOnADevice {
+  AsOnADevice() { evaluate_as_on_a_device() = true; }
+  ~AsOnADevice() { evaluate_as_on_a_device() = false; }
+};
+
+void expect_near_relative(double a, double b, const std::string& what) {
+  if (std::isinf(a) || std::isinf(b) || std::isnan(a) || std::isnan(b)) {
+    EXPECT_TRUE(a == b || (std::isnan(a) && std::isnan(b))) << what << ": " << a << " vs " << b;
+    return;
+  }
+  EXPECT_LE(std::abs(a - b), 1e-12 * std::max(std::abs(a), std::abs(b)) + 1e-300)
+      << what << ": " << a << " vs " << b;
+}
+
+TEST(OracleForms, AGenericFormulaGivesTheLoopsValuesAsAtenOps) {
+  const auto a = at::randn({5, 7}, at::kDouble), b = at::randn({5, 7}, at::kFloat);
+  const auto formula = [](auto m, auto v) { return 3.5 * m + abs_of(v) * 1e-3 + 1e-30; };
+  const auto loop = elementwise_float64(formula, a, b);
+  at::Tensor aten;
+  {
+    AsOnADevice on;
+    aten = elementwise_float64(formula, a, b);
+    // A formula with no ATen form (a lambda of doubles) still answers, on host copies.
+    EXPECT_TRUE(at::equal(elementwise_float64([](double x) { return -x; }, a), -a));
+  }
+  EXPECT_EQ(aten.scalar_type(), at::kDouble);
+  EXPECT_TRUE(at::allclose(loop, aten, 1e-15, 0)) << (loop - aten).abs().max().item<double>();
+}
+
+// vs_reference on rms_norm (whose oracle runs on any device), for the row emulation and its
+// planted variants, in every dtype: the same verdict and the same numbers in each row.
+TEST(OracleForms, VsReferenceGivesTheSameVerdictsInBothForms) {
+  const KernelInfo& kernel = find_kernel("rms_norm");
+  ASSERT_TRUE(kernel.oracle_runs_on_any_device());
+  int verdicts = 0, failures = 0;
+  for (const std::string impl : {"rows", "rows@offset", "reference"}) {
+    CaseSpace space;
+    space.impl = impl;
+    space.property = "vs_reference";
+    space.dtypes = all_dtypes();
+    space.size = 100;  // offset = 1 is drawn at full size only
+    for (uint64_t seed = 1; seed <= 40; ++seed) {
+      RandomChoices choices(seed);
+      Case c = draw_case(kernel.schema(), choices, space);
+      c.kernel = kernel.name();
+      const Verdict loop = evaluate(c);
+      Verdict aten;
+      {
+        AsOnADevice on;
+        aten = evaluate(c);
+      }
+      SCOPED_TRACE(impl + " seed " + std::to_string(seed));
+      ASSERT_EQ(to_string(loop.status), to_string(aten.status)) << loop.message << " | " << aten.message;
+      ASSERT_EQ(loop.tensors.size(), aten.tensors.size());
+      for (size_t i = 0; i < loop.tensors.size(); ++i) {
+        const TensorError &l = loop.tensors[i], &a = aten.tensors[i];
+        EXPECT_EQ(l.tensor, a.tensor);
+        EXPECT_EQ(l.mismatches, a.mismatches) << l.tensor;
+        EXPECT_EQ(l.index, a.index) << l.tensor;
+        EXPECT_EQ(l.region, a.region) << l.tensor;
+        expect_near_relative(l.max_abs, a.max_abs, l.tensor + " max_abs");
+        expect_near_relative(l.max_rel, a.max_rel, l.tensor + " max_rel");
+        expect_near_relative(l.error_over_bound, a.error_over_bound, l.tensor + " error/bound");
+        expect_near_relative(l.actual, a.actual, l.tensor + " actual");
+        expect_near_relative(l.expected, a.expected, l.tensor + " expected");
+      }
+      ++verdicts;
+      failures += loop.status == Verdict::Status::fail;
+    }
+  }
+  EXPECT_EQ(verdicts, 120);
+  EXPECT_GT(failures, 0) << "no failing verdict: the comparison of failures went untested";
+}
+
+}  // namespace
+}  // namespace kprop
