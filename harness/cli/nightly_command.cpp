@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <regex>
 #include <thread>
 
@@ -20,7 +19,6 @@
 
 namespace kprop {
 
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -40,7 +38,6 @@ double parse_budget(const std::string& text) {
     throw UsageError(fmt::format("--budget '{}': expected a duration such as 90s, 30m or 8h", text));
   return seconds;
 }
-
 
 }  // namespace
 

@@ -34,13 +34,9 @@ bool evaluated_as_aten_ops(const at::Tensor& t);
 bool& evaluate_as_on_a_device();
 
 // |x| of a value or of a tensor: formulas written as generic lambdas
-// (`[](auto m, auto v) { return 2 * m + abs_of(v); }`) serve both forms.
+// (`[](auto m, auto v) { return 2 * m + abs_of(v); }`, or `std::plus<>`) serve both forms.
 inline double abs_of(double x) { return std::abs(x); }
 inline at::Tensor abs_of(const at::Tensor& t) { return t.abs(); }
-struct Plus {
-  template <typename T>
-  T operator()(const T& a, const T& b) const { return a + b; }
-};
 
 // t's values as a contiguous float64 tensor: t itself when it already is one, t unchanged
 // when it is undefined or not floating point.
@@ -65,16 +61,12 @@ void elementwise_loop(F& f, const std::array<const double*, N>& in, double* out,
   for (int64_t i = 0; i < n; ++i) out[i] = f(in[I][i]...);
 }
 
-// The host loop of elementwise_float64.
+// The host loop of elementwise_float64 (its inputs checked there).
 template <typename F, typename... Tensors>
 at::Tensor elementwise_on_host(F& f, const Tensors&... inputs) {
   const std::array<at::Tensor, sizeof...(Tensors)> in{float64_of(inputs)...};
   std::array<const double*, sizeof...(Tensors)> data{};
-  for (size_t k = 0; k < in.size(); ++k) {
-    TORCH_CHECK(in[k].defined() && in[k].sizes() == in[0].sizes(),
-                "elementwise_float64: inputs must be defined and of one shape");
-    data[k] = in[k].template data_ptr<double>();
-  }
+  for (size_t k = 0; k < in.size(); ++k) data[k] = in[k].template data_ptr<double>();
   auto out = at::empty(in[0].sizes(), at::TensorOptions().dtype(at::kDouble));
   elementwise_loop(f, data, out.template data_ptr<double>(), out.numel(),
                    std::index_sequence_for<Tensors...>{});
@@ -88,12 +80,11 @@ at::Tensor elementwise_on_host(F& f, const Tensors&... inputs) {
 // generic lambda), else the loop on host copies, the result copied back.
 template <typename F, typename... Tensors>
 at::Tensor elementwise_float64(F f, const Tensors&... inputs) {
-  if (!(... || (inputs.defined() && evaluated_as_aten_ops(inputs))))
-    return detail::elementwise_on_host(f, inputs...);
   const std::array<at::Tensor, sizeof...(Tensors)> all{inputs...};
   for (const auto& t : all)
     TORCH_CHECK(t.defined() && t.sizes() == all[0].sizes(),
                 "elementwise_float64: inputs must be defined and of one shape");
+  if (!(... || evaluated_as_aten_ops(inputs))) return detail::elementwise_on_host(f, inputs...);
   if constexpr (std::is_invocable_v<F, decltype(float64_of(inputs))...>) {
     return at::Tensor(f(float64_of(inputs)...)).to(at::kDouble).contiguous();
   } else {

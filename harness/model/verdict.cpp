@@ -168,6 +168,11 @@ static void note_worst(TensorError& r, int64_t worst, const at::Tensor& actual64
   r.expected = expected64.data_ptr<double>()[worst];
 }
 
+// Where a and e hold the same value, NaN matching NaN (compare_tensor's `same`).
+static at::Tensor same_values(const at::Tensor& a, const at::Tensor& e) {
+  return (a == e).logical_or(a.isnan().logical_and(e.isnan()));
+}
+
 // compare_tensor's loop as ATen operations, for tensors on a device: the same numbers
 // (the worst element the first of the largest ratio, as argmax gives it), and only seven
 // of them cross back to the host.
@@ -176,8 +181,7 @@ static void summarize_as_aten_ops(TensorError& r, const at::Tensor& a, const at:
   if (r.elements == 0) return;
   const double inf = std::numeric_limits<double>::infinity();
   const auto d = a - e;
-  const auto same = (a == e).logical_or(a.isnan().logical_and(e.isnan()));
-  const auto diff = at::where(same, at::zeros_like(d), at::where(d.isfinite(), d.abs(), inf));
+  const auto diff = at::where(same_values(a, e), at::zeros_like(d), at::where(d.isfinite(), d.abs(), inf));
   const auto ratio = at::where(diff.eq(0).logical_or(b.isinf()), at::zeros_like(d),
                                at::where(b.gt(0), diff / b, inf));
   auto rel = at::where(e.ne(0), diff / e.abs(), at::zeros_like(d));
@@ -290,10 +294,7 @@ static TensorError compare_bits(const std::string& name, const at::Tensor& actua
   if (evaluated_as_aten_ops(e)) {
     // On a device: the same bits everywhere is one reduction; only a deviation (rare,
     // and then worth the copy) is measured in ulps on the host.
-    const auto d = a.to(e.device());
-    const bool all_same =
-        (d == e).logical_or(d.isnan().logical_and(e.isnan())).all().item<bool>();
-    if (all_same) return r;
+    if (same_values(a.to(e.device()), e).all().item<bool>()) return r;
     a = a.cpu();
     e = e.cpu();
   }

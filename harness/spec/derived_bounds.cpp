@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <functional>
 
 #include "harness/model/host_values.h"
 #include "harness/model/random_tensor.h"
@@ -80,7 +81,7 @@ NamedTensors derived_bounds(const std::map<std::string, Bound>& bounds, const Ex
       const int partials = bound.partials ? bound.partials(exact.c) : bound.rounded_partials;
       for (int j : joined_partials)
         total = elementwise_float64(
-            Plus(), total,
+            std::plus<>(), total,
             sum_error_bound(last_step, value, bound.terms(exact.c), acc, out, partials + j));
       result.set(name, total);
       continue;
@@ -105,7 +106,7 @@ NamedTensors derived_bounds(const std::map<std::string, Bound>& bounds, const Ex
     at::Tensor total;
     for (int j : joined_partials) {
       const auto b = sum_error_bound(magnitude, value, k, acc, out, partials + j);
-      total = total.defined() ? elementwise_float64(Plus(), total, b) : b;
+      total = total.defined() ? elementwise_float64(std::plus<>(), total, b) : b;
     }
     if (factors > 0)
       total = elementwise_float64(

@@ -61,32 +61,29 @@ class SpecOperator final : public c10::OperatorKernel {
   SpecOperator(const OperatorSignature& signature, OpFunction f, bool in_float64)
       : signature_(signature), f_(std::move(f)), in_float64_(in_float64) {}
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    if (!in_float64_) {
-      const OpArgs args = signature_.pop_arguments(*stack);
-      signature_.push_results(f_(args), *stack);
-      return;
-    }
-    // The reference called as an implementation under test, in a dtype below float64 or on
-    // a strided view: it computes in float64 on contiguous copies and answers in float64,
-    // the exact answer (as causal_conv1d's and geglu's references always did), within every
-    // derived bound and the same whatever the layout. Its formula run in bf16 or fp32 would
-    // round each ATen step, in an order no kernel has, and fail the bounds derived for real
-    // kernels; on a strided view ATen sums in another order (the first nightly run over the
-    // whole library: 46 failures of `reference` in 6 kernels). The oracle's own calls are
-    // float64 and contiguous already: nothing changes for them.
-    const auto& arguments = op.schema().arguments();
-    auto arg = stack->end() - static_cast<std::ptrdiff_t>(arguments.size());
-    for (size_t i = 0; i < arguments.size(); ++i, ++arg) {
+    if (in_float64_) as_contiguous_float64(op, *stack);
+    const OpArgs args = signature_.pop_arguments(*stack);
+    signature_.push_results(f_(args), *stack);
+  }
+
+ private:
+  // The reference called as an implementation under test, in a dtype below float64 or on
+  // a strided view: it computes in float64 on contiguous copies and answers in float64,
+  // the exact answer (as causal_conv1d's and geglu's references always did), within every
+  // derived bound and the same whatever the layout. Its formula run in bf16 or fp32 would
+  // round each ATen step, in an order no kernel has, and fail the bounds derived for real
+  // kernels; on a strided view ATen sums in another order (the first nightly run over the
+  // whole library: 46 failures of `reference` in 6 kernels). The oracle's own calls are
+  // float64 and contiguous already: nothing changes for them.
+  static void as_contiguous_float64(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
+    const auto arguments = static_cast<std::ptrdiff_t>(op.schema().arguments().size());
+    for (auto arg = stack.end() - arguments; arg != stack.end(); ++arg) {
       if (!arg->isTensor()) continue;
       const at::Tensor t = arg->toTensor();
       if (t.defined() && t.is_floating_point()) *arg = t.to(at::kDouble).contiguous();
     }
-    const OpArgs args = signature_.pop_arguments(*stack);
-    const NamedTensors results = f_(args);
-    signature_.push_results(results, *stack);
   }
 
- private:
   const OperatorSignature& signature_;
   OpFunction f_;
   bool in_float64_;  // the reference: every floating input as contiguous float64

@@ -124,14 +124,20 @@ TEST(KernelSpec, AMissingOptionalInputIsNoneAndHasNoGradient) {
   EXPECT_TRUE(tanh.backward("kprop_toy", with_bias, NamedTensors{{"dy", at::ones({2, 9})}}).has("db"));
 }
 
-TEST(KernelSpec, TheReferenceBackwardIsAutogradOfItsForward) {
-  const KernelInfo& tanh = find_kernel("scaled_tanh");
+// A scaled_tanh case with a bias, of `rows` x `cols`, through its reference.
+Case tanh_case(DType dtype, uint64_t seed, int64_t rows, int64_t cols) {
   Case c;
   c.kernel = "scaled_tanh";
   c.impl = "reference";
-  c.dtype = DType::float64;
-  c.seed = 3;
-  c.params = {{"rows", int64_t{3}}, {"cols", int64_t{5}}, {"bias", true}};
+  c.dtype = dtype;
+  c.seed = seed;
+  c.params = {{"rows", rows}, {"cols", cols}, {"bias", true}};
+  return c;
+}
+
+TEST(KernelSpec, TheReferenceBackwardIsAutogradOfItsForward) {
+  const KernelInfo& tanh = find_kernel("scaled_tanh");
+  const Case c = tanh_case(DType::float64, 3, 3, 5);
   const Problem p = tanh.materialize(c);
   const at::Tensor dy = random_tensor({3, 5}, Distribution::normal, 3, 100, DType::float64);
   const NamedTensors g = tanh.backward("kprop_reference", p, NamedTensors{{"dy", dy}});
@@ -147,12 +153,7 @@ TEST(KernelSpec, TheReferenceBackwardIsAutogradOfItsForward) {
 // of `reference`).
 TEST(KernelSpec, TheReferenceAsAnImplementationAnswersInFloat64) {
   const KernelInfo& tanh = find_kernel("scaled_tanh");
-  Case c;
-  c.kernel = "scaled_tanh";
-  c.impl = "reference";
-  c.dtype = DType::bfloat16;
-  c.seed = 11;
-  c.params = {{"rows", int64_t{4}}, {"cols", int64_t{33}}, {"bias", true}};
+  const Case c = tanh_case(DType::bfloat16, 11, 4, 33);
   const Problem p = tanh.materialize(c);
   const Problem exact = KernelInfo::in_dtype(p, DType::float64);
   const at::Tensor dy = random_tensor({4, 33}, Distribution::normal, 11, 100, DType::bfloat16);

@@ -67,12 +67,10 @@ template <typename F>
 NamedTensors where_it_runs(const Problem& p, const NamedTensors& cotangents,
                            const c10::Device& home, F call) {
   const c10::Device device = device_of(p.c);
-  if (device == device_of_inputs(p)) {
-    // A cotangent elsewhere is copied (none is, in kprop's properties): nothing else is.
-    const NamedTensors dq = on_device(cotangents, device);
+  if (device == device_of_inputs(p)) {  // the cotangents are where the problem is
     ProfiledSpan span(CallProfile::Part::implementation);
-    if (device == home) return refusing([&] { return call(p, dq); });
-    return on_device(refusing([&] { return call(p, dq); }), home);
+    if (device == home) return refusing([&] { return call(p, cotangents); });
+    return on_device(refusing([&] { return call(p, cotangents); }), home);
   }
   Problem there;
   NamedTensors cotangents_there;
