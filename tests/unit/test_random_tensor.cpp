@@ -5,9 +5,11 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <cstring>
 #include <set>
 #include <vector>
 
+#include "harness/model/host_values.h"
 #include "harness/model/random_tensor.h"
 
 namespace kprop {
@@ -212,6 +214,73 @@ TEST(RandomTensorTest, HeavyTailedIsFiniteWithLargerKurtosis) {
     const auto t = random_tensor({100000}, Distribution::heavy_tailed, 23, 0, dtype);
     EXPECT_TRUE(at::isfinite(t).all().item<bool>()) << to_string(dtype);
   }
+}
+
+// ---- drawn as ATen operations (on a device; here on the CPU, as a device would) --------
+
+struct AsOnADevice {  // the ATen form for one scope, cleared whatever happens
+  AsOnADevice() { evaluate_as_on_a_device() = true; }
+  ~AsOnADevice() { evaluate_as_on_a_device() = false; }
+};
+
+bool same_bits(const at::Tensor& a, const at::Tensor& b) {
+  if (a.scalar_type() != b.scalar_type() || a.sizes() != b.sizes()) return false;
+  const auto x = a.contiguous(), y = b.contiguous();
+  return std::memcmp(x.data_ptr(), y.data_ptr(), x.nbytes()) == 0;
+}
+
+// Every distribution and dtype, odd sizes and empty ones, many seeds and streams: the ATen
+// form gives the host's bits (its log, sin and cos are not glibc's here either).
+TEST(RandomTensorTest, TheAtenFormGivesTheHostsBits) {
+  const std::vector<std::vector<int64_t>> shapes = {{}, {0}, {1}, {7}, {3, 33}, {4096, 65}};
+  int compared = 0;
+  for (Distribution d : kAll)
+    for (DType dtype : {DType::float64, DType::float32, DType::bfloat16, DType::float16})
+      for (const auto& shape : shapes)
+        for (uint64_t seed : {1ULL, 0xFFFFFFFFFFFFFFFFULL, 3760397857400410563ULL}) {
+          const auto host = random_tensor(shape, d, seed, 5, dtype);
+          at::Tensor aten;
+          {
+            AsOnADevice on;
+            aten = random_tensor(shape, d, seed, 5, dtype);
+          }
+          ASSERT_TRUE(same_bits(host, aten)) << to_string(d) << " " << to_string(dtype) << " "
+                                             << at::IntArrayRef(shape) << " seed " << seed;
+          ++compared;
+        }
+  EXPECT_EQ(compared, 4 * 4 * 6 * 3);
+  for (int special : {0, 30, 100}) {
+    const auto host = random_indices({5, 77}, 32000, -100, special, 9, 2);
+    at::Tensor aten;
+    {
+      AsOnADevice on;
+      aten = random_indices({5, 77}, 32000, -100, special, 9, 2);
+    }
+    EXPECT_TRUE(at::equal(host, aten)) << special;
+  }
+}
+
+// Values a little off the host's round as the host's do: where the tolerance leaves the
+// rounding in doubt, the host's element is taken. Off by up to 2^-30 (far more than any
+// library's log differs), most of float32's roundings stay certain and some are in doubt.
+TEST(RandomTensorTest, ValuesInDoubtAreTakenFromTheHost) {
+  const int64_t n = 200000;
+  const auto exact = random_tensor({n}, Distribution::normal, 77, 1, DType::float64);
+  const auto noise = random_tensor({n}, Distribution::uniform, 78, 1, DType::float64);
+  const auto off = exact * (1.0 + noise * 0x1.0p-30);
+  const double* host = exact.data_ptr<double>();
+  int64_t asked = 0;
+  const auto rounded = rounded_as_the_host(off, at::kFloat, [&](int64_t i) {
+    ++asked;
+    return host[i];
+  }, 0x1.0p-29);
+  EXPECT_TRUE(same_bits(rounded, exact.to(at::kFloat)));
+  EXPECT_GT(asked, n / 100) << "the test's noise should put many roundings in doubt";
+  EXPECT_LT(asked, n / 4);
+  // Without the host's elements, the noise would have changed some roundings.
+  EXPECT_FALSE(at::equal(off.to(at::kFloat), exact.to(at::kFloat)));
+  EXPECT_THROW(rounded_as_the_host(off, at::kDouble, [&](int64_t i) { return host[i]; }),
+               c10::Error);
 }
 
 }  // namespace
