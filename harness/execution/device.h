@@ -1,7 +1,7 @@
 // Where implementations from outside run: `--device cuda` (or KPROP_DEVICE) puts their
-// inputs on that device. Cases are still materialized on the CPU from the seed, exactly
-// as always; the float64 reference, the finite differences and every comparison stay on
-// the CPU. Only the calls of an outside implementation cross (harness/engine/properties/calls.h):
+// inputs on that device. Cases are materialized on the CPU from the seed; the float64
+// reference, the finite differences and every comparison stay on the CPU, unless the
+// oracle moves (below). Only the calls of an outside implementation cross (harness/engine/properties/calls.h):
 // inputs and cotangents go to its device, its results come back. kprop's own
 // implementations are CPU emulations and always run on the CPU.
 #pragma once
@@ -24,9 +24,9 @@ std::string outside_device_name();
 c10::Device device_of(const Case& c);
 
 // Where the float64 oracle runs (`--oracle-device`, KPROP_ORACLE_DEVICE): the reference
-// forward and backward, the derived bounds and the comparisons, on inputs drawn on the CPU
-// (the canonical bits: replay stays bit-identical across machines) and copied there once
-// per case. "auto" (the default) is the implementation's device; "cpu" keeps the oracle on
+// forward and backward, the derived bounds and the comparisons, on inputs drawn there
+// with the CPU's bits (harness/model/random_tensor.h: replay stays bit-identical across
+// machines). "auto" (the default) is the implementation's device; "cpu" keeps the oracle on
 // the CPU as before. A kernel whose oracle has host loops keeps it on the CPU whatever the
 // setting (KernelInfo::oracle_runs_on_any_device).
 void set_oracle_device(const std::string& name);

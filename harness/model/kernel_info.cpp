@@ -4,6 +4,7 @@
 #include "harness/model/host_values.h"
 #include "harness/model/random_tensor.h"
 #include "harness/model/registry.h"
+#include "harness/model/tensor_layouts.h"
 
 namespace kprop {
 
@@ -20,6 +21,14 @@ Problem KernelInfo::in_dtype(const Problem& p, DType dtype) {
   for (const auto& [name, t] : p.inputs)
     out.inputs.set(name, converted(t, scalar_type(dtype)));
   return out;
+}
+
+Problem KernelInfo::materialize_on(const Case& c, const c10::Device& device) const {
+  Problem p = materialize(c);
+  if (device.is_cpu()) return p;
+  NamedTensors there;
+  for (const auto& [name, t] : p.inputs) there.set(name, same_layout_on(t, device));
+  return Problem{p.c, there};
 }
 
 bool register_kernel(std::unique_ptr<KernelInfo> kernel) {

@@ -118,6 +118,9 @@ class KernelInfo {
   virtual const Schema& schema() const = 0;
   // The tensors of a case, from its seed.
   virtual Problem materialize(const Case& c) const = 0;
+  // The same tensors, bit for bit, on `device`: drawn there where the kernel can
+  // (harness/model/random_tensor.h), else drawn on the CPU and copied, each in its layout.
+  virtual Problem materialize_on(const Case& c, const c10::Device& device) const;
   // The same call in another dtype (inputs converted; integer inputs kept).
   static Problem in_dtype(const Problem& p, DType dtype);
 

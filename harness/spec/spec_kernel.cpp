@@ -15,6 +15,7 @@
 #include "harness/execution/dispatch.h"
 #include "harness/model/host_values.h"
 #include "harness/model/random_tensor.h"
+#include "harness/model/tensor_layouts.h"
 #include "harness/spec/autograd_backward.h"
 #include "harness/spec/derived_bounds.h"
 #include "harness/spec/kernel_spec.h"
@@ -119,21 +120,18 @@ class SpecKernel final : public KernelInfo {
   const Schema& schema() const override { return *spec_.schema; }
 
   Problem materialize(const Case& c) const override {
-    if (spec_.materialize) {
-      Problem p = spec_.materialize(c);
-      if (spec_.relate_inputs) spec_.relate_inputs(c, p.inputs);
-      return p;
-    }
-    Problem p{c, {}};
-    for (size_t i = 0; i < spec_.inputs.size(); ++i) {
-      const auto& in = spec_.inputs[i];
-      // An absent computed input is no entry at all, so that a case from before it was
-      // declared keeps its inputs' fingerprint (which names the absent ones).
-      if (in.compute && !is_present(in, c)) continue;
-      p.inputs.set(in.name, is_present(in, c) ? drawn(in, c, i) : at::Tensor());
-    }
+    if (!spec_.materialize) return drawn_problem(c, c10::kCPU);
+    Problem p = spec_.materialize(c);
     if (spec_.relate_inputs) spec_.relate_inputs(c, p.inputs);
     return p;
+  }
+
+  // Drawn where they are wanted; a kernel of its own materialize, or whose inputs are
+  // related afterwards (host code), draws on the CPU and copies.
+  Problem materialize_on(const Case& c, const c10::Device& device) const override {
+    if (spec_.materialize || (spec_.relate_inputs && !device.is_cpu()))
+      return KernelInfo::materialize_on(c, device);
+    return drawn_problem(c, device);
   }
 
   NamedTensors forward(const std::string& ns, const Problem& p) const override {
@@ -258,14 +256,31 @@ class SpecKernel final : public KernelInfo {
         if (t.name == name || grad_name(t.name) == name) return &t;
     return nullptr;
   }
+  // Each input drawn from its own stream of the seed, on `device`.
+  Problem drawn_problem(const Case& c, const c10::Device& device) const {
+    Problem p{c, {}};
+    for (size_t i = 0; i < spec_.inputs.size(); ++i) {
+      const auto& in = spec_.inputs[i];
+      // An absent computed input is no entry at all, so that a case from before it was
+      // declared keeps its inputs' fingerprint (which names the absent ones).
+      if (in.compute && !is_present(in, c)) continue;
+      p.inputs.set(in.name, is_present(in, c) ? drawn(in, c, i, device) : at::Tensor());
+    }
+    if (spec_.relate_inputs) spec_.relate_inputs(c, p.inputs);
+    return p;
+  }
   // Input `i`'s tensor in case c, from its own stream of the seed.
-  at::Tensor drawn(const TensorSpec& in, const Case& c, size_t i) const {
-    if (in.compute) return in.compute(c);
-    if (!in.index_draw) return random_tensor(sizes(in, c), c.distribution, c.seed, i, c.dtype);
+  at::Tensor drawn(const TensorSpec& in, const Case& c, size_t i, const c10::Device& device) const {
+    if (in.compute) {
+      const auto t = in.compute(c);
+      return device.is_cpu() ? t : same_layout_on(t, device);
+    }
+    if (!in.index_draw)
+      return random_tensor(sizes(in, c), c.distribution, c.seed, i, c.dtype, device);
     const IndexDraw& rule = *in.index_draw;
     const SpecialIndex special = rule.special ? rule.special(c) : SpecialIndex{};
     return random_indices(sizes(in, c), dim_size(rule.below, c), special.value, special.percent,
-                          c.seed, i);
+                          c.seed, i, device);
   }
   int64_t dim_size(const std::string& name, const Case& c) const {
     for (const auto& d : spec_.dims)

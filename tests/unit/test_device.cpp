@@ -6,6 +6,8 @@
 #include <ATen/Functions.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "generators/choices.h"
 #include "generators/draw.h"
 #include "generators/errors.h"
@@ -13,6 +15,7 @@
 #include "harness/execution/call_profile.h"
 #include "harness/execution/device.h"
 #include "harness/model/kernel_info.h"
+#include "harness/model/random_tensor.h"
 
 namespace kprop {
 namespace {
@@ -111,6 +114,43 @@ TEST(DeviceTest, TheOracleOnTheDeviceGivesTheCpuOraclesVerdicts) {
   }
   EXPECT_EQ(cases, 80);
   EXPECT_GT(failures, 0) << "no failing verdict: the comparison of failures went untested";
+}
+
+// Inputs drawn on the device (harness/model/random_tensor.h) are the host's bits: every
+// distribution and dtype, a large tensor among them (float32's roundings in doubt are
+// a few per million elements), indices, and a kernel's whole problem.
+TEST(DeviceTest, InputsDrawnOnTheDeviceAreTheHostsBits) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA in this libtorch";
+  const c10::Device cuda(c10::kCUDA, 0);
+  auto same_bits = [](const at::Tensor& host, const at::Tensor& device) {
+    const auto back = device.cpu().contiguous();
+    return host.scalar_type() == back.scalar_type() && host.sizes() == back.sizes() &&
+           std::memcmp(host.data_ptr(), back.data_ptr(), host.nbytes()) == 0;
+  };
+  const std::vector<std::vector<int64_t>> shapes = {{}, {0}, {7}, {3, 33}, {2048, 4096}};
+  for (Distribution d : {Distribution::normal, Distribution::uniform, Distribution::heavy_tailed,
+                         Distribution::small_integers})
+    for (DType dtype : all_dtypes())
+      for (const auto& shape : shapes)
+        for (uint64_t seed : {1ULL, 0xFFFFFFFFFFFFFFFFULL}) {
+          const auto device = random_tensor(shape, d, seed, 3, dtype, cuda);
+          ASSERT_TRUE(device.is_cuda());
+          ASSERT_TRUE(same_bits(random_tensor(shape, d, seed, 3, dtype), device))
+              << to_string(d) << " " << to_string(dtype) << " " << at::IntArrayRef(shape);
+        }
+  EXPECT_TRUE(at::equal(random_indices({64, 1000}, 131072, -100, 10, 5, 1),
+                        random_indices({64, 1000}, 131072, -100, 10, 5, 1, cuda).cpu()));
+  const KernelInfo& kernel = find_kernel("rms_norm");
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    RandomChoices choices(seed);
+    CaseSpace space;
+    space.impl = "rows";
+    const Case c = draw_case(kernel.schema(), choices, space);
+    const Problem host = kernel.materialize(c), device = kernel.materialize_on(c, cuda);
+    for (const auto& [name, t] : host.inputs)
+      EXPECT_TRUE(t.defined() ? same_bits(t, device.inputs.get(name)) : !device.inputs.get(name).defined())
+          << name << " seed " << seed;
+  }
 }
 
 TEST(CallProfileTest, AnEvaluationCountsItsCallsAndItsReference) {

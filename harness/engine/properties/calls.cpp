@@ -122,11 +122,9 @@ NamedTensors Calls::watching(const std::string& side, const Problem& p,
   return results;
 }
 
-Problem Calls::on_oracle_device(const Problem& p) {
-  home_ = oracle_device_of(p.c, kernel_.oracle_runs_on_any_device());
-  if (device_of_inputs(p) == home_) return p;
-  ProfiledSpan span(CallProfile::Part::transfers);
-  return on_device(p, home_);
+Problem Calls::materialized_on_oracle_device(const Case& c) {
+  home_ = oracle_device_of(c, kernel_.oracle_runs_on_any_device());
+  return kernel_.materialize_on(c, home_);
 }
 
 NamedTensors Calls::forward(const Problem& p) const {
@@ -172,11 +170,11 @@ namespace {
 // The cotangent of one output as the case's choice makes it (generators/case.h); `stream`
 // is this output's random stream, the one every case used before the choice existed.
 at::Tensor cotangent(const Case& c, const std::vector<int64_t>& sizes, uint64_t stream,
-                     bool first) {
+                     bool first, const c10::Device& device) {
   auto normal = [&](std::vector<int64_t> shape) {
-    return random_tensor(shape, Distribution::normal, c.seed, stream, c.dtype);
+    return random_tensor(shape, Distribution::normal, c.seed, stream, c.dtype, device);
   };
-  const auto options = at::TensorOptions().dtype(scalar_type(c.dtype));
+  const auto options = at::TensorOptions().dtype(scalar_type(c.dtype)).device(device);
   switch (c.cotangents) {
     case Cotangents::random: return normal(sizes);
     case Cotangents::ones: return at::ones(sizes, options);
@@ -206,9 +204,8 @@ NamedTensors random_cotangents(const KernelInfo& kernel, const Problem& p,
   const c10::Device device = device_of_inputs(p);
   for (const auto& name : kernel.outputs_with_cotangent(p)) {
     const auto out = outputs.get(name);
-    // Drawn on the CPU, the canonical bits, then moved where the problem is.
-    const auto t = cotangent(p.c, out.sizes().vec(), stream++, first);
-    cot.set(grad_name(name), device.is_cpu() ? t : t.to(device));
+    // Drawn where the problem is (the canonical bits there too: random_tensor.h).
+    cot.set(grad_name(name), cotangent(p.c, out.sizes().vec(), stream++, first, device));
     first = false;
   }
   return cot;

@@ -18,10 +18,10 @@ class Calls {
   // implementation did to the buffers the graph shares with it.
   void hand_as_given() { as_given_ = true; }
 
-  // p with its inputs on the oracle's device (harness/execution/device.h: the kernel's
-  // oracle there, or the CPU), each in its layout; from then on the results of forward
-  // and backward come back there, not to the CPU.
-  Problem on_oracle_device(const Problem& p);
+  // c's problem on the oracle's device (harness/execution/device.h: the kernel's oracle
+  // there, or the CPU), drawn there (KernelInfo::materialize_on); from then on the results
+  // of forward and backward come back there, not to the CPU.
+  Problem materialized_on_oracle_device(const Case& c);
 
   NamedTensors forward(const Problem& p) const;
   NamedTensors backward(const Problem& p, const NamedTensors& cotangents) const;
@@ -44,7 +44,7 @@ class Calls {
   Verdict& verdict_;
   std::vector<std::string> overwrites_;  // what it declares it writes over
   bool as_given_ = false;
-  c10::Device home_ = c10::Device(c10::kCPU);  // where results come back (on_oracle_device)
+  c10::Device home_ = c10::Device(c10::kCPU);  // where results come back (materialized_on_oracle_device)
 };
 
 // The implementation (Takes::nondeterministic) or its kernel's spec declares that it may

@@ -23,7 +23,7 @@ class VsReference final : public Property {
     Calls calls(kernel, impl, v);
     // On the oracle's device when the kernel's oracle runs there: the reference, the bounds
     // and the comparison stay on the device, and only the summaries come back.
-    const Problem p = calls.on_oracle_device(kernel.materialize(c));
+    const Problem p = calls.materialized_on_oracle_device(c);
     const auto outputs = calls.forward(p);
     const auto cot = random_cotangents(kernel, p, outputs);
     const auto grads = calls.backward(p, cot);
