@@ -59,7 +59,12 @@ OpFunction backward(Variant v) {
                     at::zeros_like(dx.slice(0, rows / kBlockRows * kBlockRows))});
     NamedTensors out{{"dx", dx.to(a["x"].scalar_type())}};
     if (!a["w"].defined()) return out;
-    const T dw = (dy * normed(a, xf, r)).sum(0);
+    // llama: each dy (x rstd) is a product of two tensors in x's dtype, rounded to it
+    // before the fp32 sum over rows (Liger's `dY_row * (X_row * rstd_row).to(X_dtype)`, as
+    // autograd through HF's LlamaRMSNorm: weight * hidden_states.to(input_dtype)).
+    T products = dy * normed(a, xf, r);
+    if (llama(a)) products = products.to(a["x"].scalar_type()).to(products.scalar_type());
+    const T dw = products.sum(0);
     out.set("dw", dw.to(a["w"].scalar_type()));
     return out;
   };
@@ -121,7 +126,8 @@ const bool registered = register_builtin_spec([] {
   // rsqrt (a few ulps; the square root halves the sum's relative error), and two or three
   // products: within gamma_(cols + 8) of |y|; llama rounds x rstd to x's dtype on the way.
   // dx = r (o + w) dy - r^3 / n x sum(dy (o + w) x): r's error counts three times in the
-  // second term. dw sums rows of dy (x r), each with r's error.
+  // second term. dw sums rows of dy (x r), each with r's error; llama rounds x r to x's
+  // dtype and then each product dy (x r) too: two rounded partials, one in gemma.
   k.bounds = {
       {"y", Bound::sum_of([](const Case& c) { return c.integer("cols") + 8; }, {}, 1)},
       {"dx", Bound::sum_of([](const Case& c) { return 2 * c.integer("cols") + 12; },
@@ -131,7 +137,8 @@ const bool registered = register_builtin_spec([] {
                                                 (m * e["x"].abs()).sum(-1, true) * e["x"].abs();
                            })},
       {"dw", Bound::sum_of([](const Case& c) { return c.integer("rows") + c.integer("cols") + 8; },
-                           [](E e) { return (e["dy"] * e["x"] * exact_rstd(e)).abs().sum(0); }, 1)}};
+                           [](E e) { return (e["dy"] * e["x"] * exact_rstd(e)).abs().sum(0); })
+                 .partials_when([](const Case& c) { return c.choice("casting") == "llama" ? 2 : 1; })}};
   // The rows a block kernel's last program holds, and the rows past the 2^15 edge.
   k.oracle_runs_on_any_device = true;  // ATen alone: reference, magnitudes, regions
   k.regions = {{"rows", [](const Case& c, int64_t row) -> std::string {
