@@ -4,12 +4,14 @@
 #   1. cases/s of vs_reference through Liger's RMSNorm (liger::rms_norm) with the oracle on
 #      the CPU (--oracle-device cpu: the path before) and on the GPU (cuda), small and
 #      large cases, in one steady.py process (each run twice, the second measured), same seed;
-#   2. the rms_norm corpus (corpus/rms_norm, corpus/upstream/rms_norm) replayed with each
+#   2. the same for Liger's GEGLU and fla's causal_conv1d (their oracles are host loops and
+#      stay on the CPU: one run each, the rate and where its time goes);
+#   3. the rms_norm corpus (corpus/rms_norm, corpus/upstream/rms_norm) replayed with each
 #      oracle: both must behave as recorded.
 # SMALL_CASES (2000), LARGE_CASES (200), LARGE ("--limit max_rows=2048 --limit max_cols=4096").
 # Logs go to $RESULTS (default build-gpu/oracle-device).
 #
-#   LIGER_SRC=.upstream/Liger-Kernel bench/gpu/oracle_device.sh
+#   LIGER_SRC=.upstream/Liger-Kernel FLA_SRC=.upstream/fla-head bench/gpu/oracle_device.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -24,6 +26,8 @@ export PYTHONPATH=$root/build-gpu/python:$root/examples/upstream
 export OMP_NUM_THREADS=1
 export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$root/build-gpu/triton-cache}
 export LIGER_SRC=${LIGER_SRC:-$root/.upstream/Liger-Kernel}
+export FLA_SRC=${FLA_SRC:-$root/.upstream/fla-head}
+export KPROP_FLA_CONFIGS=${KPROP_FLA_CONFIGS-1}
 mkdir -p "$TRITON_CACHE_DIR"
 
 t0=$(date +%s)
@@ -44,6 +48,13 @@ liger="rms_norm --import kprop_liger --impl liger::rms_norm --device cuda --prop
     echo "small-$oracle $SMALL_CASES $liger --oracle-device $oracle"
     echo "large-$oracle $LARGE_CASES $liger $LARGE --oracle-device $oracle"
   done
+  # scripts/gpu.py's speed sizes and fla's pins.
+  geglu="geglu --import kprop_liger --impl liger::geglu --device cuda --property vs_reference --no-isolation --corpus $RESULTS/corpus"
+  conv="causal_conv1d --import kprop_fla --impl fla::causal_conv1d --device cuda --property vs_reference --no-isolation --corpus $RESULTS/corpus --set W=4 --set activation=silu --set bias=true --set initial_state=true --set final_state_grad=false --set layout=packed --dtype float32"
+  echo "geglu-small $SMALL_CASES $geglu"
+  echo "geglu-large $LARGE_CASES $geglu --limit max_rows=256 --limit max_cols=1024"
+  echo "conv-small $SMALL_CASES $conv --max-length 16 --max-segments 2 --set D=64"
+  echo "conv-large $LARGE_CASES $conv --max-length 256 --max-segments 8 --set D=512"
 } >"$RESULTS/specs"
 "$PY" bench/gpu/steady.py --json "$RESULTS/steady.jsonl" "$RESULTS/specs" >"$RESULTS/steady.log" 2>&1
 echo "steady: exit $?" >>"$RESULTS/summary.txt"
