@@ -28,7 +28,10 @@ for c in $commands; do
   [ -n "${base[$c]:-}" ] || fail "no command line for '$c' here: add one to base"
 done
 
-takes() { "$kprop" "$1" --help | grep -qE -- "^ +$2( |,|$)"; }
+# Each command's --help, read once (a start of kprop loads libtorch: ~0.6 s).
+declare -A help
+for c in $commands; do help[$c]=$("$kprop" "$c" --help); done
+takes() { grep -qE -- "^ +$2( |,|$)" <<<"${help[$1]}"; }
 
 # refused OPTION VALUE PATTERN: every command that takes OPTION exits 2 with a line
 # matching PATTERN for VALUE; at least two commands take it (else it is not shared).
