@@ -4,7 +4,8 @@
 #   1. cases/s of vs_reference through Liger's RMSNorm (liger::rms_norm) with the oracle on
 #      the CPU (--oracle-device cpu: the path before) and on the GPU (cuda), small and
 #      large cases, in one steady.py process (each run twice, the second measured), same seed;
-#   2. the same for Liger's GEGLU and fla's causal_conv1d (their oracles are host loops and
+#   2. large cases of Liger's SwiGLU and LayerNorm, before and after; and Liger's GEGLU
+#      and fla's causal_conv1d (their oracles are host loops and
 #      stay on the CPU: one run each, the rate and where its time goes);
 #   3. the rms_norm corpus (corpus/rms_norm, corpus/upstream/rms_norm) replayed with each
 #      oracle: both must behave as recorded.
@@ -47,6 +48,12 @@ liger="rms_norm --import kprop_liger --impl liger::rms_norm --device cuda --prop
   for oracle in cpu cuda; do
     echo "small-$oracle $SMALL_CASES $liger --oracle-device $oracle"
     echo "large-$oracle $LARGE_CASES $liger $LARGE --oracle-device $oracle"
+  done
+  # The library's other kernels whose oracle moves: large cases, before and after.
+  for k in swiglu layer_norm; do
+    for oracle in cpu cuda; do
+      echo "$k-large-$oracle $LARGE_CASES $k --import kprop_liger --impl liger::$k --device cuda --property vs_reference --no-isolation --corpus $RESULTS/corpus $LARGE --oracle-device $oracle"
+    done
   done
   # scripts/gpu.py's speed sizes and fla's pins.
   geglu="geglu --import kprop_liger --impl liger::geglu --device cuda --property vs_reference --no-isolation --corpus $RESULTS/corpus"

@@ -215,6 +215,7 @@ const bool registered = register_builtin_spec([] {
       {"db", Bound::sum_over("rows", [](E e) { return e["dy"].abs().sum(0); })}};
   // dw and db are sums over rows: one fp32 partial per program, then torch's sum.
   k.reordered_by_layout = {"dw", "db"};
+  k.oracle_runs_on_any_device = true;  // ATen alone: reference, magnitudes
   k.implementations = {
       {"rows", "Liger's row kernel: the row in fp32, mean and rstd kept in x's dtype for the "
                "backward, dw/db as per-program fp32 partials", forward(correct), backward(correct)},

@@ -78,15 +78,17 @@ TEST(DeviceTest, OracleDeviceNamesAreCheckedAndAutoFollowsTheImplementation) {
   }
 }
 
-// On the GPU machine: the oracle on the device gives the CPU oracle's verdicts, for rms_norm
-// (whose oracle runs anywhere), its row emulation and a planted variant, in the dtypes below
+// On the GPU machine: the oracle on the device gives the CPU oracle's verdicts, for each
+// kernel whose oracle runs anywhere, its row emulation and a planted variant, in the dtypes below
 // float64 (in float64 a bound is of the order of the reference's own rounding, which the
 // device's order of summation changes).
 TEST(DeviceTest, TheOracleOnTheDeviceGivesTheCpuOraclesVerdicts) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA in this libtorch";
-  const KernelInfo& kernel = find_kernel("rms_norm");
   int failures = 0, cases = 0;
-  for (const std::string impl : {"rows", "rows@offset"}) {
+  for (const auto& [name, impl] : std::vector<std::pair<std::string, std::string>>{
+           {"rms_norm", "rows"}, {"rms_norm", "rows@offset"}, {"swiglu", "rows"},
+           {"swiglu", "rows@dsilu"}, {"layer_norm", "rows"}, {"layer_norm", "rows@bf16"}}) {
+    const KernelInfo& kernel = find_kernel(name);
     CaseSpace space;
     space.impl = impl;
     space.dtypes = {DType::float32, DType::bfloat16, DType::float16};
@@ -100,7 +102,7 @@ TEST(DeviceTest, TheOracleOnTheDeviceGivesTheCpuOraclesVerdicts) {
       set_oracle_device("cuda");
       const Verdict device = evaluate(c);
       set_oracle_device("auto");
-      SCOPED_TRACE(impl + " seed " + std::to_string(seed));
+      SCOPED_TRACE(name + " " + impl + " seed " + std::to_string(seed));
       ASSERT_EQ(to_string(host.status), to_string(device.status)) << host.message << " | " << device.message;
       ASSERT_EQ(host.tensors.size(), device.tensors.size());
       for (size_t i = 0; i < host.tensors.size(); ++i) {
@@ -112,7 +114,7 @@ TEST(DeviceTest, TheOracleOnTheDeviceGivesTheCpuOraclesVerdicts) {
       ++cases;
     }
   }
-  EXPECT_EQ(cases, 80);
+  EXPECT_EQ(cases, 240);
   EXPECT_GT(failures, 0) << "no failing verdict: the comparison of failures went untested";
 }
 

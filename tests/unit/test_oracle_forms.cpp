@@ -46,13 +46,20 @@ TEST(OracleForms, AGenericFormulaGivesTheLoopsValuesAsAtenOps) {
   EXPECT_TRUE(at::allclose(loop, aten, 1e-15, 0)) << (loop - aten).abs().max().item<double>();
 }
 
-// vs_reference on rms_norm (whose oracle runs on any device), for the row emulation and its
-// planted variants, in every dtype: the same verdict and the same numbers in each row.
-TEST(OracleForms, VsReferenceGivesTheSameVerdictsInBothForms) {
-  const KernelInfo& kernel = find_kernel("rms_norm");
+// vs_reference on each kernel whose oracle runs on any device, for its row emulation, a
+// planted variant and the reference, in every dtype: the same verdict and the same numbers
+// in each row (the inputs drawn as ATen operations too).
+struct FormsCase {
+  std::string kernel;
+  std::vector<std::string> impls;
+};
+class OracleFormsOf : public ::testing::TestWithParam<FormsCase> {};
+
+TEST_P(OracleFormsOf, VsReferenceGivesTheSameVerdictsInBothForms) {
+  const KernelInfo& kernel = find_kernel(GetParam().kernel);
   ASSERT_TRUE(kernel.oracle_runs_on_any_device());
   int verdicts = 0, failures = 0;
-  for (const std::string impl : {"rows", "rows@offset", "reference"}) {
+  for (const std::string& impl : GetParam().impls) {
     CaseSpace space;
     space.impl = impl;
     space.property = "vs_reference";
@@ -87,8 +94,22 @@ TEST(OracleForms, VsReferenceGivesTheSameVerdictsInBothForms) {
       failures += loop.status == Verdict::Status::fail;
     }
   }
-  EXPECT_EQ(verdicts, 120);
+  EXPECT_EQ(verdicts, 40 * static_cast<int>(GetParam().impls.size()));
   EXPECT_GT(failures, 0) << "no failing verdict: the comparison of failures went untested";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kernels, OracleFormsOf,
+    ::testing::Values(FormsCase{"rms_norm", {"rows", "rows@offset", "reference"}},
+                      FormsCase{"swiglu", {"rows", "rows@dsilu", "reference"}},
+                      FormsCase{"layer_norm", {"rows", "rows@bf16", "reference"}}),
+    [](const ::testing::TestParamInfo<FormsCase>& info) { return info.param.kernel; });
+
+// Every kernel that says its oracle runs on any device is held to both forms above.
+TEST(OracleForms, EveryKernelWhoseOracleMovesIsCovered) {
+  for (const auto& name : kernel_names())
+    if (find_kernel(name).oracle_runs_on_any_device())
+      EXPECT_TRUE(name == "rms_norm" || name == "swiglu" || name == "layer_norm") << name;
 }
 
 }  // namespace
