@@ -59,9 +59,9 @@ at::Tensor shifted_right(const at::Tensor& z, int bits) {
   return z.__rshift__(bits).bitwise_and(static_cast<int64_t>(~0ULL >> bits));
 }
 
-// Words first+1 .. first+n of the stream that starts at `state`.
-at::Tensor words(uint64_t state, int64_t first, int64_t n, const c10::Device& device) {
-  auto z = at::arange(first + 1, first + n + 1, at::TensorOptions().dtype(at::kLong).device(device));
+// Words 1 .. n of the stream that starts at `state`.
+at::Tensor words(uint64_t state, int64_t n, const c10::Device& device) {
+  auto z = at::arange(1, n + 1, at::TensorOptions().dtype(at::kLong).device(device));
   z = z.mul(static_cast<int64_t>(SplitMix64::kGamma)).add(static_cast<int64_t>(state));
   z = z.bitwise_xor(shifted_right(z, 30)).mul(static_cast<int64_t>(SplitMix64::kMix1));
   z = z.bitwise_xor(shifted_right(z, 27)).mul(static_cast<int64_t>(SplitMix64::kMix2));
@@ -80,7 +80,7 @@ at::Tensor remainder_of(const at::Tensor& w, int64_t m) {
 // n normal values, each Box-Muller pair as the host computes it.
 at::Tensor normals(uint64_t state, int64_t n, const c10::Device& device) {
   const int64_t pairs = (n + 1) / 2;
-  const auto w = words(state, 0, 2 * pairs, device).view({pairs, 2});
+  const auto w = words(state, 2 * pairs, device).view({pairs, 2});
   const auto u1 = 1.0 - uniform_of(w.select(1, 0));
   const auto angle = uniform_of(w.select(1, 1)).mul(2.0 * M_PI);
   const auto r = u1.log().mul(-2.0).sqrt();
@@ -91,7 +91,7 @@ at::Tensor normals(uint64_t state, int64_t n, const c10::Device& device) {
 at::Tensor values_on(uint64_t state, Distribution distribution, int64_t n, const c10::Device& device) {
   switch (distribution) {
     case Distribution::normal: return normals(state, n, device);
-    case Distribution::uniform: return uniform_of(words(state, 0, n, device)).mul(2.0).sub(1.0);
+    case Distribution::uniform: return uniform_of(words(state, n, device)).mul(2.0).sub(1.0);
     case Distribution::heavy_tailed: {
       const auto four = normals(state, 4 * n, device).view({n, 4});
       const auto sq = [&](int k) { return four.select(1, k) * four.select(1, k); };
@@ -99,10 +99,13 @@ at::Tensor values_on(uint64_t state, Distribution distribution, int64_t n, const
       return four.select(1, 0) / chi2.div(3.0).add(1e-300).sqrt();
     }
     case Distribution::small_integers:
-      return remainder_of(words(state, 0, n, device), 7).to(at::kDouble).sub(3.0);
+      return remainder_of(words(state, n, device), 7).to(at::kDouble).sub(3.0);
   }
   return at::Tensor();
 }
+
+// On a device, or on the CPU while a test asks for the ATen forms (host_values.h).
+bool as_aten_ops(const c10::Device& device) { return !device.is_cpu() || evaluate_as_on_a_device(); }
 
 bool exact_everywhere(Distribution d) {  // no log, sin or cos on the way
   return d == Distribution::uniform || d == Distribution::small_integers;
@@ -153,8 +156,7 @@ at::Tensor rounded_as_the_host(const at::Tensor& approx, at::ScalarType dtype,
 at::Tensor random_tensor(const std::vector<int64_t>& sizes, Distribution distribution,
                          uint64_t seed, uint64_t stream, DType dtype, const c10::Device& device) {
   const uint64_t state = stream_state(seed, stream);
-  const bool aten = !device.is_cpu() || evaluate_as_on_a_device();
-  if (!aten || (dtype == DType::float64 && !exact_everywhere(distribution))) {
+  if (!as_aten_ops(device) || (dtype == DType::float64 && !exact_everywhere(distribution))) {
     const auto t = drawn_on_the_host(sizes, distribution, state, dtype);
     return device.is_cpu() ? t : t.to(device);
   }
@@ -174,9 +176,9 @@ at::Tensor random_indices(const std::vector<int64_t>& sizes, int64_t below, int6
   const auto n = static_cast<uint64_t>(below);
   // Two words per element whatever the share, so that the indices that are not special
   // stay where they were when the share changes.
-  if (!device.is_cpu() || evaluate_as_on_a_device()) {
+  if (as_aten_ops(device)) {
     const int64_t count = c10::multiply_integers(sizes);
-    const auto w = words(state, 0, 2 * count, device).view({count, 2});
+    const auto w = words(state, 2 * count, device).view({count, 2});
     const auto is_special = remainder_of(w.select(1, 0), 100).lt(special_percent);
     const auto index = remainder_of(w.select(1, 1), below);
     return at::where(is_special, at::full_like(index, special), index).view(sizes);

@@ -12,15 +12,10 @@
 #include "harness/engine/property.h"
 #include "harness/model/host_values.h"
 #include "harness/model/kernel_info.h"
+#include "tests/as_on_a_device.h"
 
 namespace kprop {
 namespace {
-
-// Sets the switch for one scope, and clears it whatever happens.
-struct AsOnADevice {
-  AsOnADevice() { evaluate_as_on_a_device() = true; }
-  ~AsOnADevice() { evaluate_as_on_a_device() = false; }
-};
 
 void expect_near_relative(double a, double b, const std::string& what) {
   if (std::isinf(a) || std::isinf(b) || std::isnan(a) || std::isnan(b)) {

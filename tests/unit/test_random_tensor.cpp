@@ -5,12 +5,12 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
-#include <cstring>
 #include <set>
 #include <vector>
 
-#include "harness/model/host_values.h"
+#include "harness/engine/properties/handed_tensors.h"
 #include "harness/model/random_tensor.h"
+#include "tests/as_on_a_device.h"
 
 namespace kprop {
 namespace {
@@ -217,17 +217,6 @@ TEST(RandomTensorTest, HeavyTailedIsFiniteWithLargerKurtosis) {
 }
 
 // ---- drawn as ATen operations (on a device; here on the CPU, as a device would) --------
-
-struct AsOnADevice {  // the ATen form for one scope, cleared whatever happens
-  AsOnADevice() { evaluate_as_on_a_device() = true; }
-  ~AsOnADevice() { evaluate_as_on_a_device() = false; }
-};
-
-bool same_bits(const at::Tensor& a, const at::Tensor& b) {
-  if (a.scalar_type() != b.scalar_type() || a.sizes() != b.sizes()) return false;
-  const auto x = a.contiguous(), y = b.contiguous();
-  return std::memcmp(x.data_ptr(), y.data_ptr(), x.nbytes()) == 0;
-}
 
 // Every distribution and dtype, odd sizes and empty ones, many seeds and streams: the ATen
 // form gives the host's bits (its log, sin and cos are not glibc's here either).
