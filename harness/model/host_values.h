@@ -18,6 +18,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "harness/model/formula.h"
+
 namespace kprop {
 
 // A new contiguous tensor of `dtype` (a floating type) holding values[0 .. numel).
@@ -33,10 +35,6 @@ void read_values(const at::Tensor& t, T* out);
 bool evaluated_as_aten_ops(const at::Tensor& t);
 bool& evaluate_as_on_a_device();
 
-// |x| of a value or of a tensor: formulas written as generic lambdas
-// (`[](auto m, auto v) { return 2 * m + abs_of(v); }`, or `std::plus<>`) serve both forms.
-inline double abs_of(double x) { return std::abs(x); }
-inline at::Tensor abs_of(const at::Tensor& t) { return t.abs(); }
 
 // t's values as a contiguous float64 tensor: t itself when it already is one, t unchanged
 // when it is undefined or not floating point.

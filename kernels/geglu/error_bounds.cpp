@@ -1,9 +1,6 @@
 #include "kernels/geglu/error_bounds.h"
 
-#include <cmath>
-#include <algorithm>
-#include <limits>
-
+#include "harness/model/formula.h"
 #include "harness/model/host_values.h"
 #include "harness/model/random_tensor.h"
 #include "harness/model/tolerance.h"
@@ -16,38 +13,42 @@ namespace {
 // tanh is within 2 ulps, and an ulp is at most 2w of the value: 4w |tanh|.
 constexpr int kTanhRoundings = 4;
 
+// The exact values and the bounds on the error of their evaluation in w, of a double or,
+// element by element, of a float64 tensor (the oracle on a device: harness/model/formula.h).
+template <typename T>
 struct GeluError {
-  double gelu, grad;            // |exact values|
-  double e_gelu, e_grad;        // bounds on the error of their evaluation in w
+  T gelu, grad;      // |exact values|
+  T e_gelu, e_grad;  // bounds on the error of their evaluation in w
 };
 
 // The steps of gelu.h's GeluSteps, each rounded with unit roundoff w, errors carried
 // forward (first order, each term taken at its largest; `floor` absorbs underflow).
-GeluError gelu_evaluation_error(double a, double w, double floor) {
-  const double abs_a = std::abs(a);
-  const double z = kSqrt2OverPi * (a + kCubic * a * a * a);
-  const double t = std::tanh(z);
+template <typename T>
+GeluError<T> gelu_evaluation_error(const T& a, double w, double floor) {
+  const T abs_a = abs_of(a);
+  const T z = kSqrt2OverPi * (a + kCubic * a * a * a);
+  const T t = tanh_of(z);
   // z from five roundings (a·a, ·a, ·0.044715, a +, ·sqrt(2/pi)) of same-signed terms.
-  const double dz = gamma_bound(5, w) * kSqrt2OverPi * (abs_a + kCubic * abs_a * abs_a * abs_a);
+  const T dz = gamma_bound(5, w) * kSqrt2OverPi * (abs_a + kCubic * abs_a * abs_a * abs_a);
   // tanh at the computed z: its own error, and dz through tanh' (largest nearest 0).
-  const double near = std::max(std::abs(z) - dz, 0.0);
-  const double sech2 = 1.0 - std::tanh(near) * std::tanh(near);
-  const double dt = kTanhRoundings * w * std::abs(t) + dz * sech2;
-  const double one_plus_t = 1.0 + t;
-  const double d_one = dt + w * (one_plus_t + dt);
-  GeluError e;
+  const T near = at_least(abs_of(z) - dz, 0.0);
+  const T sech2 = 1.0 - tanh_of(near) * tanh_of(near);
+  const T dt = kTanhRoundings * w * abs_of(t) + dz * sech2;
+  const T one_plus_t = 1.0 + t;
+  const T d_one = dt + w * (one_plus_t + dt);
+  GeluError<T> e;
   e.gelu = 0.5 * abs_a * one_plus_t;
   e.e_gelu = 0.5 * abs_a * d_one * (1 + w) + w * e.gelu + floor;
   // gelu' = (1 + t)/2 + (a/2)(1 - t²) p, p = sqrt(2/pi)(1 + 3·0.044715 a²).
-  const double q = 1.0 - t * t;
-  const double dq = (2 * std::abs(t) + dt) * dt + 2 * w;
-  const double p = kSqrt2OverPi * (1 + kCubicSlope * a * a);
-  const double dp = gamma_bound(4, w) * p;
-  const double left = 0.5 * one_plus_t, right = 0.5 * abs_a * q * p;
-  const double d_left = 0.5 * d_one;
-  const double d_right = 0.5 * abs_a * (dq * p + (q + dq) * dp) * (1 + gamma_bound(2, w)) +
-                         gamma_bound(2, w) * right;
-  e.grad = std::abs(0.5 * one_plus_t + 0.5 * a * q * p);
+  const T q = 1.0 - t * t;
+  const T dq = (2 * abs_of(t) + dt) * dt + 2 * w;
+  const T p = kSqrt2OverPi * (1 + kCubicSlope * a * a);
+  const T dp = gamma_bound(4, w) * p;
+  const T left = 0.5 * one_plus_t, right = 0.5 * abs_a * q * p;
+  const T d_left = 0.5 * d_one;
+  const T d_right = 0.5 * abs_a * (dq * p + (q + dq) * dp) * (1 + gamma_bound(2, w)) +
+                    gamma_bound(2, w) * right;
+  e.grad = abs_of(0.5 * one_plus_t + 0.5 * a * q * p);
   e.e_grad = d_left + d_right + w * (left + right + d_left + d_right) + floor;
   return e;
 }
@@ -62,7 +63,6 @@ NamedTensors error_bounds(const Problem& p, const NamedTensors& cot, const Named
   const double u = unit_roundoff(d), w = unit_roundoff(work);
   const double tiny = smallest_normal(d), floor_w = smallest_normal(work);
   const double huge = largest_finite(d);
-  const double inf = std::numeric_limits<double>::infinity();
 
   // Element-wise bounds of one computation, then one per computation compared; a partial
   // result rounded to d on the way adds u of the value (none in one geglu call).
@@ -71,20 +71,22 @@ NamedTensors error_bounds(const Problem& p, const NamedTensors& cot, const Named
     double rounded = 0;
     for (int j : joined_partials) rounded += j * u;
     return elementwise_float64(
-        [=](double bound, double v) { return computations * bound + rounded * std::abs(v); },
-        one, value);
+        [=](auto bound, auto v) { return computations * bound + rounded * abs_of(v); }, one,
+        value);
   };
 
-  const at::Tensor a = float64_of(p.inputs.get("a")), b = float64_of(p.inputs.get("b"));
-  const at::Tensor dc = float64_of(cot.get("dc"));
+  const at::Tensor& a = p.inputs.get("a");
+  const at::Tensor& b = p.inputs.get("b");
+  const at::Tensor& dc = cot.get("dc");
   // g = fl_d(g_w) times y (b in the forward, dc for db), rounded once.
-  auto times_rounded_gelu = [&](double a, double y) {
-    const GeluError e = gelu_evaluation_error(a, w, floor_w);
-    const double big_g = e.gelu + e.e_gelu;         // >= |g_w|
-    const double big_gd = big_g * (1 + u) + tiny;   // >= |g|
-    const double product = std::abs(y) * big_gd;
-    if (product * (1 + u) >= huge) return inf;
-    return std::abs(y) * (e.e_gelu + u * big_g + tiny) + (u + w) * product + tiny;
+  auto times_rounded_gelu = [&](auto a, auto y) {
+    const auto e = gelu_evaluation_error(a, w, floor_w);
+    const auto big_g = e.gelu + e.e_gelu;        // >= |g_w|
+    const auto big_gd = big_g * (1 + u) + tiny;  // >= |g|
+    const auto product = abs_of(y) * big_gd;
+    return infinite_where_at_least(
+        abs_of(y) * (e.e_gelu + u * big_g + tiny) + (u + w) * product + tiny,
+        product * (1 + u), huge);
   };
 
   NamedTensors bounds;
@@ -93,15 +95,16 @@ NamedTensors error_bounds(const Problem& p, const NamedTensors& cot, const Named
   bounds.set("db", per_computation(elementwise_float64(times_rounded_gelu, a, dc), ref.get("db")));
   bounds.set("da", per_computation(
                        elementwise_float64(
-                           [&](double a, double b, double dc) {
-                             const GeluError e = gelu_evaluation_error(a, w, floor_w);
-                             const double dc_b = std::abs(dc * b);
-                             const double rounded_dc_b = dc_b * (1 + u) + tiny;
-                             const double big_grad = e.grad + e.e_grad;
-                             if (rounded_dc_b >= huge || rounded_dc_b * big_grad * (1 + u) >= huge)
-                               return inf;
-                             return (u * dc_b + tiny) * big_grad + dc_b * e.e_grad +
-                                    (w + u * (1 + w)) * rounded_dc_b * big_grad + tiny;
+                           [&](auto a, auto b, auto dc) {
+                             const auto e = gelu_evaluation_error(a, w, floor_w);
+                             const auto dc_b = abs_of(dc * b);
+                             const auto rounded_dc_b = dc_b * (1 + u) + tiny;
+                             const auto big_grad = e.grad + e.e_grad;
+                             const auto bound = (u * dc_b + tiny) * big_grad + dc_b * e.e_grad +
+                                                (w + u * (1 + w)) * rounded_dc_b * big_grad + tiny;
+                             return infinite_where_at_least(
+                                 infinite_where_at_least(bound, rounded_dc_b, huge),
+                                 rounded_dc_b * big_grad * (1 + u), huge);
                            },
                            a, b, dc),
                        ref.get("da")));

@@ -109,7 +109,8 @@ KernelSpec spec() {
   k.outputs = {TensorSpec("c")};
   k.reference = forward<reference_forward>;
   k.reference_backward = backward<reference_backward>;
-  k.reference_about = "float64 loops over the contract's formula (oracle)";
+  k.reference_about = "float64 loops over the contract's formula (oracle; ATen on a device)";
+  k.oracle_runs_on_any_device = true;  // reference and bounds as ATen ops there (formula.h)
   k.implementations = {
       {"torch_policy", "the framework's rounding points, from ATen ops", forward<policy_forward>,
        backward<policy_backward>, contract_layouts()},

@@ -1,8 +1,11 @@
-// The float64 oracle: the contract's formula as plain loops over logical elements. It
-// shares no code with the implementations under test (gelu.h, ATen's gelu): the formula
-// is written out here again, as the textbook states it.
+// The float64 oracle: the contract's formula, element by element. It shares no code with
+// the implementations under test (gelu.h, ATen's gelu): the formula is written out here
+// again, as the textbook states it, once for a double (the host loop) and for a float64
+// tensor (ATen operations, where the oracle runs on a device: harness/model/formula.h).
+// Not named `gelu`: for a tensor, lookup would find at::gelu (the erf form) first.
 #include <cmath>
 
+#include "harness/model/formula.h"
 #include "harness/model/host_values.h"
 #include "kernels/geglu/implementations.h"
 
@@ -16,46 +19,37 @@ const double kS = std::sqrt(2.0 / M_PI);
 // 1 + tanh u = 2 / (1 + e^(-2u)) the value keeps its relative accuracy where 1 + tanh u
 // cancels (x < -5): the oracle stays accurate there, and so does the finite difference
 // the gradient property takes of it.
-double inner(double x) { return kS * (x + 0.044715 * x * x * x); }
-double gelu(double x) { return x / (1.0 + std::exp(-2.0 * inner(x))); }
+template <typename T>
+T inner(const T& x) {
+  return kS * (x + 0.044715 * x * x * x);
+}
+template <typename T>
+T tanh_gelu(const T& x) {
+  return x / (1.0 + exp_of(-2.0 * inner(x)));
+}
 
 // d/dx = (1 + tanh u)/2 + x/2 sech^2(u) u',  u' = s (1 + 3 · 0.044715 x^2), where
 // (1 + tanh u)/2 = 1 / (1 + e^(-2u)) and sech^2(u)/4 = that times 1 / (1 + e^(2u)).
-double gelu_derivative(double x) {
-  const double u = inner(x);
-  const double up = 1.0 / (1.0 + std::exp(-2.0 * u)), down = 1.0 / (1.0 + std::exp(2.0 * u));
+template <typename T>
+T tanh_gelu_derivative(const T& x) {
+  const T u = inner(x);
+  const T up = 1.0 / (1.0 + exp_of(-2.0 * u)), down = 1.0 / (1.0 + exp_of(2.0 * u));
   return up + 2.0 * x * up * down * kS * (1.0 + 3.0 * 0.044715 * x * x);
-}
-
-at::Tensor empty64_like(const at::Tensor& t) {
-  return at::empty(t.sizes(), at::TensorOptions().dtype(at::kDouble));
 }
 
 }  // namespace
 
 at::Tensor reference_forward(const Args& args) {
   check_args(args);
-  const at::Tensor a = float64_of(args.a), b = float64_of(args.b);  // logical order
-  at::Tensor c = empty64_like(a);
-  const double *pa = a.data_ptr<double>(), *pb = b.data_ptr<double>();
-  double* pc = c.data_ptr<double>();
-  for (int64_t i = 0; i < a.numel(); ++i) pc[i] = gelu(pa[i]) * pb[i];
-  return c;
+  return elementwise_float64([](auto a, auto b) { return tanh_gelu(a) * b; }, args.a, args.b);
 }
 
-Gradients reference_backward(const Args& args, const at::Tensor& dc_in) {
+Gradients reference_backward(const Args& args, const at::Tensor& dc) {
   check_args(args);
-  check_cotangent(args, dc_in);
-  const at::Tensor a = float64_of(args.a), b = float64_of(args.b), dc = float64_of(dc_in);
-  Gradients g{empty64_like(a), empty64_like(a)};
-  const double *pa = a.data_ptr<double>(), *pb = b.data_ptr<double>(),
-               *pdc = dc.data_ptr<double>();
-  double *pda = g.da.data_ptr<double>(), *pdb = g.db.data_ptr<double>();
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    pda[i] = pdc[i] * pb[i] * gelu_derivative(pa[i]);
-    pdb[i] = pdc[i] * gelu(pa[i]);
-  }
-  return g;
+  check_cotangent(args, dc);
+  const auto da = [](auto a, auto b, auto dc) { return dc * b * tanh_gelu_derivative(a); };
+  const auto db = [](auto a, auto dc) { return dc * tanh_gelu(a); };
+  return {elementwise_float64(da, args.a, args.b, dc), elementwise_float64(db, args.a, dc)};
 }
 
 }  // namespace kprop::geglu
