@@ -46,7 +46,7 @@ std::vector<Sequence> sequences(const Args& args) {
   std::vector<Sequence> out;
   const int64_t B = args.x.size(0), T = args.x.size(1);
   if (args.cu_seqlens.defined()) {
-    auto cu = args.cu_seqlens.to(at::kLong).contiguous();
+    auto cu = args.cu_seqlens.to(at::kCPU).to(at::kLong).contiguous();
     const int64_t* p = cu.data_ptr<int64_t>();
     for (int64_t n = 0; n + 1 < cu.numel(); ++n) out.push_back({0, p[n], p[n + 1] - p[n]});
   } else {
@@ -76,7 +76,7 @@ void check_args(const Args& args) {
     TORCH_CHECK(args.cu_seqlens.scalar_type() == at::kInt ||
                     args.cu_seqlens.scalar_type() == at::kLong,
                 "causal_conv1d: cu_seqlens must be int32 or int64");
-    auto cu = args.cu_seqlens.to(at::kLong).contiguous();
+    auto cu = args.cu_seqlens.to(at::kCPU).to(at::kLong).contiguous();
     const int64_t* p = cu.data_ptr<int64_t>();
     N = cu.numel() - 1;
     TORCH_CHECK(p[0] == 0, "causal_conv1d: cu_seqlens[0] must be 0, got ", p[0]);

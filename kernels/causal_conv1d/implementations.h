@@ -7,8 +7,8 @@
 
 namespace kprop::causal_conv1d {
 
-// The oracle: plain float64 loops over docs/design.md §3's formulas. Takes any floating
-// dtype, computes and returns float64.
+// The oracle: plain float64 loops over docs/design.md §3's formulas; on a device, the same
+// formulas as ATen operations over all rows. Takes any floating dtype, returns float64.
 ForwardResult reference_forward(const Args& args);
 BackwardResult reference_backward(const Args& args, const at::Tensor& dy, const at::Tensor& dht);
 

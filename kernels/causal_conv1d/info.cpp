@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 
+#include "harness/model/formula.h"
 #include "harness/model/host_values.h"
 #include "harness/model/random_tensor.h"
 #include "harness/model/tolerance.h"
@@ -23,7 +24,7 @@ namespace {
 
 // |t| in float64; undefined stays undefined.
 at::Tensor abs64(const at::Tensor& t) {
-  return t.defined() ? elementwise_float64([](double v) { return std::abs(v); }, t) : t;
+  return t.defined() ? elementwise_float64([](auto v) { return abs_of(v); }, t) : t;
 }
 
 // What the tiled implementations raise on, and nothing else: a channel count their
@@ -72,8 +73,9 @@ NamedTensors error_bounds(const Problem& p, const NamedTensors& cot, const Named
   const Shape s = conv_shape(p.c);
   const int64_t W = s.W, T = s.total_length();
 
-  // Element-wise work below is written as loops (elementwise_float64): on small cases
-  // a chain of ATen ops here cost more than the kernel under test.
+  // Element-wise work below is generic lambdas (elementwise_float64): loops on the host,
+  // where a chain of ATen ops on a small case cost more than the kernel under test; ATen
+  // operations where the oracle runs on a device.
   Args magnitude = args_of(p);
   magnitude.activation = "none";
   magnitude.x = abs64(magnitude.x);
@@ -89,7 +91,7 @@ NamedTensors error_bounds(const Problem& p, const NamedTensors& cot, const Named
   auto for_each_computation = [&](const at::Tensor& b) {
     at::Tensor total = b;
     for (size_t i = 1; i < joined_partials.size(); ++i)
-      total = elementwise_float64(std::plus<double>(), total, b);
+      total = elementwise_float64(std::plus<>(), total, b);
     return total;
   };
 
@@ -97,8 +99,8 @@ NamedTensors error_bounds(const Problem& p, const NamedTensors& cot, const Named
   const auto y = ref.get("y");
   if (silu)
     bounds.set("y", for_each_computation(elementwise_float64(
-                        [&](double m, double v) {
-                          return gamma_pre * m * 1.1 + (4 * u_acc + u_out) * std::abs(v) +
+                        [&](auto m, auto v) {
+                          return gamma_pre * m * 1.1 + (4 * u_acc + u_out) * abs_of(v) +
                                  smallest_normal(out);
                         },
                         pre_magnitude, y)));
@@ -114,15 +116,15 @@ NamedTensors error_bounds(const Problem& p, const NamedTensors& cot, const Named
     exact.activation = "none";
     const auto pre = reference_forward(exact).y;
     g_magnitude = elementwise_float64(
-        [](double dy, double pre) {
-          const double s = 1.0 / (1.0 + std::exp(-pre));
-          return std::abs(dy * s * (1 + pre * (1 - s)));  // |dy silu'(pre)|
+        [](auto dy, auto pre) {
+          const auto s = 1.0 / (1.0 + exp_of(-pre));
+          return abs_of(dy * s * (1 + pre * (1 - s)));  // |dy silu'(pre)|
         },
         dy, pre);
     // pre is recomputed in fp32 and stored in the input dtype before silu' is taken.
     g_error = elementwise_float64(
-        [&](double dy, double pre, double m, double g) {
-          return std::abs(dy) * 0.5 * (gamma_pre * m + u_out * std::abs(pre)) + 4 * u_acc * g;
+        [&](auto dy, auto pre, auto m, auto g) {
+          return abs_of(dy) * 0.5 * (gamma_pre * m + u_out * abs_of(pre)) + 4 * u_acc * g;
         },
         dy, pre, pre_magnitude, g_magnitude);
   } else {
@@ -139,8 +141,8 @@ NamedTensors error_bounds(const Problem& p, const NamedTensors& cot, const Named
     at::Tensor total;
     for (int j : joined_partials) {
       auto b = sum_error_bound(m, ref.get(name), k, acc, out, rounded_partials + j);
-      if (carried.defined()) b = elementwise_float64(std::plus<double>(), b, carried);
-      total = total.defined() ? elementwise_float64(std::plus<double>(), total, b) : b;
+      if (carried.defined()) b = elementwise_float64(std::plus<>(), b, carried);
+      total = total.defined() ? elementwise_float64(std::plus<>(), total, b) : b;
     }
     bounds.set(name, total);
   };
@@ -233,7 +235,8 @@ KernelSpec spec() {
   k.reordered_by_layout = {"dw", "db"};
   k.reference = forward<reference_forward>;
   k.reference_backward = backward<reference_backward>;
-  k.reference_about = "float64 loops over the contract's formulas (oracle)";
+  k.reference_about = "float64 loops over the contract's formulas (oracle; ATen on a device)";
+  k.oracle_runs_on_any_device = true;  // the same formulas over all rows as ATen ops there
   k.implementations = {
       {"tiled", "Ascend grid and tiles, kprop's correct backward", forward<tiled_forward>,
        backward<tiled_backward>},

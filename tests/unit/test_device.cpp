@@ -86,7 +86,9 @@ TEST(DeviceTest, TheOracleOnTheDeviceGivesTheCpuOraclesVerdicts) {
   int failures = 0, cases = 0;
   for (const auto& [name, impl] : std::vector<std::pair<std::string, std::string>>{
            {"rms_norm", "rows"}, {"rms_norm", "rows@offset"}, {"swiglu", "rows"},
-           {"swiglu", "rows@dsilu"}, {"layer_norm", "rows"}, {"layer_norm", "rows@bf16"}}) {
+           {"swiglu", "rows@dsilu"}, {"layer_norm", "rows"}, {"layer_norm", "rows@bf16"},
+           {"geglu", "flat"}, {"geglu", "flat@gelu_in_dtype"}, {"causal_conv1d", "tiled"},
+           {"causal_conv1d", "tiled@original"}}) {
     const KernelInfo& kernel = find_kernel(name);
     CaseSpace space;
     space.impl = impl;
@@ -113,7 +115,7 @@ TEST(DeviceTest, TheOracleOnTheDeviceGivesTheCpuOraclesVerdicts) {
       ++cases;
     }
   }
-  EXPECT_EQ(cases, 240);
+  EXPECT_EQ(cases, 400);
   EXPECT_GT(failures, 0) << "no failing verdict: the comparison of failures went untested";
 }
 
