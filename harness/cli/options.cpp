@@ -59,7 +59,7 @@ void add_common_options(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--oracle-device", o.oracle_device,
                   "where the float64 reference, the bounds and the comparisons run: auto "
                   "(default: the implementation's device where the kernel's oracle runs "
-                  "there), cpu, cuda, cuda:N")
+                  "there and the problem is not small), cpu, cuda, cuda:N")
       ->envname("KPROP_ORACLE_DEVICE");
 }
 

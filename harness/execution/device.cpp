@@ -59,6 +59,13 @@ c10::Device oracle_device_of(const Case& c, bool oracle_runs_on_any_device) {
   return oracle_setting() ? *oracle_setting() : device_of(c);
 }
 
+c10::Device oracle_device_for_size(const c10::Device& chosen, int64_t largest_input_elements) {
+  const bool automatic = !oracle_setting();
+  if (automatic && largest_input_elements < kSmallestProblemForADeviceOracle)
+    return c10::Device(c10::kCPU);
+  return chosen;
+}
+
 c10::Device outside_device() { return device(); }
 std::string outside_device_name() { return device().str(); }
 

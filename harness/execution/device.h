@@ -33,4 +33,12 @@ void set_oracle_device(const std::string& name);
 // The oracle's device for `c`, given whether its kernel's oracle runs on any device.
 c10::Device oracle_device_of(const Case& c, bool oracle_runs_on_any_device);
 
+// Under "auto", a problem whose largest input holds fewer elements than this keeps its
+// oracle on the CPU: there its loops over a few thousand elements cost less than the
+// hundreds of launches of its ATen form on a device (GEGLU's small cases through Liger on
+// the H200: ~700 launches a case, 618 cases/s with the oracle on the CPU, 117 on the GPU).
+inline constexpr int64_t kSmallestProblemForADeviceOracle = int64_t{1} << 15;
+// `chosen` (oracle_device_of), or the CPU for a small problem under "auto".
+c10::Device oracle_device_for_size(const c10::Device& chosen, int64_t largest_input_elements);
+
 }  // namespace kprop

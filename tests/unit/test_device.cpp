@@ -77,6 +77,22 @@ TEST(DeviceTest, OracleDeviceNamesAreCheckedAndAutoFollowsTheImplementation) {
   }
 }
 
+// Under auto a small problem keeps its oracle on the CPU; a large one, or any problem when
+// the device is named, takes the device chosen.
+TEST(DeviceTest, AutoKeepsTheOracleOfASmallProblemOnTheCpu) {
+  const c10::Device gpu(c10::kCUDA, 0);  // a name only: nothing is allocated there
+  set_oracle_device("auto");
+  EXPECT_TRUE(oracle_device_for_size(gpu, 1000).is_cpu());
+  EXPECT_TRUE(oracle_device_for_size(gpu, kSmallestProblemForADeviceOracle - 1).is_cpu());
+  EXPECT_EQ(oracle_device_for_size(gpu, kSmallestProblemForADeviceOracle), gpu);
+  EXPECT_TRUE(oracle_device_for_size(c10::Device(c10::kCPU), 1 << 20).is_cpu());
+  if (at::hasCUDA()) {
+    set_oracle_device("cuda");
+    EXPECT_TRUE(oracle_device_for_size(gpu, 10).is_cuda()) << "a named device was overridden";
+    set_oracle_device("auto");
+  }
+}
+
 // On the GPU machine: the oracle on the device gives the CPU oracle's verdicts, for each
 // kernel whose oracle runs anywhere, its row emulation and a planted variant, in the dtypes below
 // float64 (in float64 a bound is of the order of the reference's own rounding, which the

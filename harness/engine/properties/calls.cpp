@@ -124,7 +124,14 @@ NamedTensors Calls::watching(const std::string& side, const Problem& p,
 
 Problem Calls::materialized_on_oracle_device(const Case& c) {
   home_ = oracle_device_of(c, kernel_.oracle_runs_on_any_device());
-  return kernel_.materialize_on(c, home_);
+  Problem p = kernel_.materialize_on(c, home_);
+  if (home_.is_cpu()) return p;
+  // Its size is known once it is drawn; a small one is copied back (a few kB).
+  int64_t largest = 0;
+  for (const auto& [name, t] : p.inputs)
+    if (t.defined()) largest = std::max(largest, t.numel());
+  home_ = oracle_device_for_size(home_, largest);
+  return home_.is_cpu() ? on_device(p, home_) : p;
 }
 
 NamedTensors Calls::forward(const Problem& p) const {
