@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "harness/model/host_values.h"
 #include "kernels/causal_conv1d/implementations.h"
@@ -101,8 +103,8 @@ at::Tensor index_tensor(const std::vector<int64_t>& v, int64_t rows, int64_t col
 // The rows of a call as the loops visit them: sequence by sequence, t = 0 .. L-1.
 class Rows {
  public:
-  explicit Rows(const Args& args)
-      : seqs_(sequences(args)),
+  Rows(const Args& args, std::vector<Sequence> seqs)
+      : seqs_(std::move(seqs)),
         T_(args.x.size(1)),
         D_(args.x.size(2)),
         W_(args.weight.size(1)),
@@ -161,10 +163,11 @@ at::Tensor float64_or_undefined(const at::Tensor& t) {
 
 bool silu_of(const Args& args) { return args.activation == "silu" || args.activation == "swish"; }
 
-// pre[t] = b + sum_k w[k] xx[t-(W-1)+k] of every visited row, [M, D], and the table.
-at::Tensor pre_activation_over_rows(const Args& args, const Rows& rows, const at::Tensor& xx) {
+// pre[t] = b + sum_k w[k] xx[t-(W-1)+k] of every visited row, [M, D], gathered from the
+// table xx through rows.taps().
+at::Tensor pre_activation_over_rows(const Args& args, const Rows& rows, const at::Tensor& xx,
+                                    const at::Tensor& taps) {
   const at::Tensor w = float64_of(args.weight), b = float64_or_undefined(args.bias);
-  const at::Tensor taps = rows.taps(args.initial_state.defined());
   at::Tensor acc = b.defined() ? b.expand({rows.M(), rows.D()})
                                : at::zeros({rows.M(), rows.D()}, w.options());
   for (int64_t k = 0; k < rows.W(); ++k)
@@ -175,11 +178,11 @@ at::Tensor pre_activation_over_rows(const Args& args, const Rows& rows, const at
 at::Tensor sigmoid_of(const at::Tensor& p) { return 1.0 / (1.0 + (-p).exp()); }
 
 ForwardResult reference_forward_over_rows(const Args& args) {
-  const Rows rows(args);
+  const Rows rows(args, sequences(args));
   const int64_t N = rows.N(), D = rows.D(), W = rows.W();
   const at::Tensor x = float64_of(args.x), h0 = float64_or_undefined(args.initial_state);
   const at::Tensor xx = rows.sources(x, h0);
-  const at::Tensor pre = pre_activation_over_rows(args, rows, xx);
+  const at::Tensor pre = pre_activation_over_rows(args, rows, xx, rows.taps(h0.defined()));
   const at::Tensor act = silu_of(args) ? pre * sigmoid_of(pre) : pre;
   at::Tensor y = at::zeros({x.size(0) * x.size(1), D}, x.options());
   y.index_copy_(0, rows.visited_rows(), act);
@@ -196,14 +199,15 @@ ForwardResult reference_forward_over_rows(const Args& args) {
   return {y.view(x.sizes()), final_state};
 }
 
-BackwardResult reference_backward_over_rows(const Args& args, const at::Tensor& dy_in,
-                                            const at::Tensor& dht_in) {
-  const Rows rows(args);
+BackwardResult reference_backward_over_rows(const Args& args, std::vector<Sequence> seqs,
+                                            const at::Tensor& dy_in, const at::Tensor& dht_in) {
+  const Rows rows(args, std::move(seqs));
   const int64_t N = rows.N(), D = rows.D(), W = rows.W(), M = rows.M();
   const at::Tensor x = float64_of(args.x), w = float64_of(args.weight);
   const at::Tensor h0 = float64_or_undefined(args.initial_state);
   const at::Tensor dht = float64_or_undefined(dht_in);
   const at::Tensor xx = rows.sources(x, h0);
+  const at::Tensor taps = rows.taps(h0.defined());  // for pre (silu) and dw
   const at::Tensor visited = rows.visited_rows();
   const int64_t all_rows = x.size(0) * x.size(1);
   const at::Tensor dy = float64_of(dy_in).reshape({all_rows, D}).index_select(0, visited);
@@ -211,7 +215,7 @@ BackwardResult reference_backward_over_rows(const Args& args, const at::Tensor& 
   // g = dy act'(pre); silu'(p) = s (1 + p (1 - s)).
   at::Tensor g = dy;
   if (silu_of(args)) {
-    const at::Tensor pre = pre_activation_over_rows(args, rows, xx), s = sigmoid_of(pre);
+    const at::Tensor pre = pre_activation_over_rows(args, rows, xx, taps), s = sigmoid_of(pre);
     g = dy * (s * (1.0 + pre * (1.0 - s)));
   }
   // g's rows and a zero row: g[t + i] past the sequence's end reads the zero row.
@@ -250,7 +254,6 @@ BackwardResult reference_backward_over_rows(const Args& args, const at::Tensor& 
   if (dht.defined() && !state_to_row.empty())
     dx.index_add_(0, as_index(state_to_row), dht_rows.index_select(0, as_index(state_from)));
 
-  const at::Tensor taps = rows.taps(h0.defined());
   at::Tensor dweight = at::zeros({D, W}, g.options());
   for (int64_t k = 0; k < W; ++k)
     dweight.select(1, k).copy_((xx.index_select(0, taps.select(1, k)) * g).sum(0));
@@ -316,7 +319,7 @@ BackwardResult reference_backward(const Args& args, const at::Tensor& dy_in,
               "causal_conv1d: dy must have x's shape ", args.x.sizes());
   TORCH_CHECK(!dht_in.defined() || dht_in.sizes() == at::IntArrayRef({N, D, W}),
               "causal_conv1d: dht must be [N, D, W] = [", N, ", ", D, ", ", W, "]");
-  if (evaluated_as_aten_ops(args.x)) return reference_backward_over_rows(args, dy_in, dht_in);
+  if (evaluated_as_aten_ops(args.x)) return reference_backward_over_rows(args, seqs, dy_in, dht_in);
   const Problem problem(args);
 
   at::Tensor dy = as_float64(dy_in);
