@@ -131,7 +131,9 @@ Problem Calls::materialized_on_oracle_device(const Case& c) {
   for (const auto& [name, t] : p.inputs)
     if (t.defined()) largest = std::max(largest, t.numel());
   home_ = oracle_device_for_size(home_, largest);
-  return home_.is_cpu() ? on_device(p, home_) : p;
+  if (!home_.is_cpu()) return p;
+  ProfiledSpan span(CallProfile::Part::transfers);
+  return on_device(p, home_);
 }
 
 NamedTensors Calls::forward(const Problem& p) const {
