@@ -28,8 +28,10 @@ def run_kprop(args):
 
 
 def main():
-    split = sys.argv.index("--")
-    warm_cases, cases, args = sys.argv[1], sys.argv[2], sys.argv[split + 1:]
+    if "--" not in sys.argv or sys.argv.index("--") != 3:
+        print("usage: profile_ops.py WARM_CASES CASES -- KPROP-ARGUMENTS...", file=sys.stderr)
+        sys.exit(2)
+    warm_cases, cases, args = sys.argv[1], sys.argv[2], sys.argv[4:]
     print("warm-up exit", run_kprop(args + ["--cases", warm_cases]), flush=True)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
     with profile(activities=activities) as prof:
