@@ -112,10 +112,10 @@ bool exact_everywhere(Distribution d) {  // no log, sin or cos on the way
 }
 
 at::Tensor drawn_on_the_host(const std::vector<int64_t>& sizes, Distribution distribution,
-                             uint64_t state, DType dtype) {
+                             double scale, uint64_t state, DType dtype) {
   std::vector<double> values(c10::multiply_integers(sizes));
   SplitMix64 rng(state);
-  for (double& v : values) v = draw(rng, distribution);
+  for (double& v : values) v = draw(rng, distribution) * scale;
   return tensor_of(values.data(), sizes, scalar_type(dtype));
 }
 
@@ -155,23 +155,35 @@ at::Tensor rounded_as_the_host(const at::Tensor& approx, at::ScalarType dtype,
 
 at::Tensor random_tensor(const std::vector<int64_t>& sizes, Distribution distribution,
                          uint64_t seed, uint64_t stream, DType dtype, const c10::Device& device) {
+  return scaled_random_tensor(sizes, distribution, 1.0, seed, stream, dtype, device);
+}
+
+at::Tensor scaled_random_tensor(const std::vector<int64_t>& sizes, Distribution distribution,
+                                double scale, uint64_t seed, uint64_t stream, DType dtype,
+                                const c10::Device& device) {
+  if (device.is_meta()) return at::empty(sizes, at::TensorOptions().dtype(scalar_type(dtype)).device(device));
   const uint64_t state = stream_state(seed, stream);
   if (!as_aten_ops(device) || (dtype == DType::float64 && !exact_everywhere(distribution))) {
-    const auto t = drawn_on_the_host(sizes, distribution, state, dtype);
+    const auto t = drawn_on_the_host(sizes, distribution, scale, state, dtype);
     return device.is_cpu() ? t : t.to(device);
   }
   const int64_t n = c10::multiply_integers(sizes);
-  const auto values = values_on(state, distribution, n, device).view(sizes);
+  // A product of doubles rounds alike everywhere: the exact draws stay exact.
+  auto values = values_on(state, distribution, n, device);
+  if (scale != 1.0) values = values.mul(scale);
+  values = values.view(sizes);
   if (exact_everywhere(distribution) || n == 0) return values.to(scalar_type(dtype));
+  // A scale's product rounds once more on each side (half a unit: relative 2^-53 each).
   return rounded_as_the_host(values, scalar_type(dtype), [&](int64_t i) {
-    return host_element(state, distribution, i);
-  });
+    return host_element(state, distribution, i) * scale;
+  }, scale == 1.0 ? kDrawTolerance : kDrawTolerance + 0x1.0p-52);
 }
 
 at::Tensor random_indices(const std::vector<int64_t>& sizes, int64_t below, int64_t special,
                           int special_percent, uint64_t seed, uint64_t stream,
                           const c10::Device& device) {
   TORCH_CHECK(below >= 1, "random_indices: no index below ", below);
+  if (device.is_meta()) return at::empty(sizes, at::TensorOptions().dtype(at::kLong).device(device));
   const uint64_t state = stream_state(seed, stream);
   const auto n = static_cast<uint64_t>(below);
   // Two words per element whatever the share, so that the indices that are not special

@@ -13,7 +13,8 @@
 // computed again on the host (a handful per million in float32, none in practice in 16
 // bits), and a float64 tensor of normal values is drawn on the host and copied. So a case
 // replays bit for bit whichever device drew it; case files keep the inputs' fingerprint
-// besides (harness/storage/fingerprint.h).
+// besides (harness/storage/fingerprint.h). On the meta device a tensor has its shape and
+// dtype and no values: what a problem's size is, before anything is drawn.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -36,6 +37,12 @@ at::ScalarType scalar_type(DType d);
 at::Tensor random_tensor(const std::vector<int64_t>& sizes, Distribution distribution,
                          uint64_t seed, uint64_t stream, DType dtype,
                          const c10::Device& device = c10::kCPU);
+
+// The same values times `scale` in float64 before they are rounded to `dtype`: inputs of
+// another magnitude (GEGLU's projections), with the same bits on every device.
+at::Tensor scaled_random_tensor(const std::vector<int64_t>& sizes, Distribution distribution,
+                                double scale, uint64_t seed, uint64_t stream, DType dtype,
+                                const c10::Device& device = c10::kCPU);
 
 // int64 indices from the same generator: each element `special` with probability
 // special_percent / 100 (0: never, 100: every element), else uniform in [0, below).

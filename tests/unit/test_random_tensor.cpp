@@ -8,7 +8,10 @@
 #include <set>
 #include <vector>
 
+#include "generators/choices.h"
+#include "generators/draw.h"
 #include "harness/engine/properties/handed_tensors.h"
+#include "harness/model/kernel_info.h"
 #include "harness/model/random_tensor.h"
 #include "tests/as_on_a_device.h"
 
@@ -247,6 +250,87 @@ TEST(RandomTensorTest, TheAtenFormGivesTheHostsBits) {
     }
     EXPECT_TRUE(at::equal(host, aten)) << special;
   }
+}
+
+// On the meta device a problem has its shapes and dtypes and nothing else: what decides
+// where a problem's oracle runs before anything is drawn (harness/engine/properties/calls.h).
+TEST(RandomTensorTest, EveryKernelsProblemsOnTheMetaDeviceHaveTheirShapes) {
+  const c10::Device meta(c10::kMeta);
+  int compared = 0;
+  for (const auto& name : kernel_names()) {
+    const KernelInfo& kernel = find_kernel(name);
+    for (uint64_t seed = 1; seed <= 8; ++seed) {
+      RandomChoices choices(seed);
+      CaseSpace space;
+      space.impl = "reference";
+      space.size = 100;
+      Case c = draw_case(kernel.schema(), choices, space);
+      c.kernel = name;
+      const Problem host = kernel.materialize(c), shapes = kernel.materialize_on(c, meta);
+      ASSERT_EQ(host.inputs.size(), shapes.inputs.size()) << name;
+      for (const auto& [input, t] : host.inputs) {
+        const at::Tensor m = shapes.inputs.get(input);
+        ASSERT_EQ(t.defined(), m.defined()) << name << " " << input;
+        if (!t.defined()) continue;
+        EXPECT_TRUE(m.is_meta()) << name << " " << input;
+        EXPECT_EQ(t.sizes(), m.sizes()) << name << " " << input;
+        EXPECT_EQ(t.scalar_type(), m.scalar_type()) << name << " " << input;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 8 * 20);
+}
+
+// A scale applied in float64 before the rounding: the same bits in both forms too, and the
+// host's values times the scale, rounded once.
+TEST(RandomTensorTest, ScaledValuesHaveTheHostsBitsInBothForms) {
+  for (Distribution d : kAll)
+    for (DType dtype : {DType::float64, DType::float32, DType::bfloat16, DType::float16})
+      for (double scale : {1.0, 3.0, 1000.0, 1e-3}) {
+        const auto host = scaled_random_tensor({65, 257}, d, scale, 11, 4, dtype);
+        at::Tensor aten;
+        {
+          AsOnADevice on;
+          aten = scaled_random_tensor({65, 257}, d, scale, 11, 4, dtype);
+        }
+        const auto once = (random_tensor({65, 257}, d, 11, 4, DType::float64) * scale)
+                              .to(scalar_type(dtype));
+        SCOPED_TRACE(to_string(d) + " " + to_string(dtype) + " scale " + std::to_string(scale));
+        EXPECT_TRUE(same_bits(host, once));
+        EXPECT_TRUE(same_bits(host, aten));
+      }
+}
+
+// Every kernel's problems drawn as a device draws them (its spec's inputs, or a materialize
+// of its own given the device) hold the host's bits.
+TEST(RandomTensorTest, EveryKernelsProblemsDrawnAsOnADeviceAreTheHostsBits) {
+  int compared = 0;
+  for (const auto& name : kernel_names()) {
+    const KernelInfo& kernel = find_kernel(name);
+    for (uint64_t seed = 1; seed <= 8; ++seed) {
+      RandomChoices choices(seed);
+      CaseSpace space;
+      space.impl = "reference";
+      space.size = 100;
+      Case c = draw_case(kernel.schema(), choices, space);
+      c.kernel = name;
+      const Problem host = kernel.materialize(c);
+      Problem aten;
+      {
+        AsOnADevice on;
+        aten = kernel.materialize_on(c, c10::kCPU);
+      }
+      ASSERT_EQ(host.inputs.size(), aten.inputs.size()) << name;
+      for (const auto& [input, t] : host.inputs) {
+        const at::Tensor a = aten.inputs.get(input);
+        EXPECT_TRUE(t.defined() ? a.defined() && same_bits(t, a) : !a.defined())
+            << name << " " << input << " seed " << seed;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 8 * 20);
 }
 
 // Values a little off the host's round as the host's do: where the tolerance leaves the
