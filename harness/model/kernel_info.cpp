@@ -26,9 +26,7 @@ Problem KernelInfo::in_dtype(const Problem& p, DType dtype) {
 Problem KernelInfo::materialize_on(const Case& c, const c10::Device& device) const {
   Problem p = materialize(c);
   if (device.is_cpu()) return p;
-  NamedTensors there;
-  for (const auto& [name, t] : p.inputs) there.set(name, same_layout_on(t, device));
-  return Problem{p.c, there};
+  return Problem{p.c, same_layouts_on(p.inputs, device)};
 }
 
 bool register_kernel(std::unique_ptr<KernelInfo> kernel) {

@@ -68,13 +68,32 @@ at::Tensor whole_storage(const at::Tensor& t) {
   return at::empty({0}, t.options()).set_(t.storage(), 0, {n}, {1});
 }
 
+namespace {
+
+// `flat` (a contiguous tensor) on `device`: from the host to CUDA staged in pinned memory,
+// so that the copy is a DMA the host goes on from.
+at::Tensor copied_to(const at::Tensor& flat, const c10::Device& device) {
+  if (flat.is_cpu() && device.is_cuda() && flat.numel() > 0)
+    return flat.pin_memory().to(device, /*non_blocking=*/true, /*copy=*/true);
+  return flat.to(device, /*non_blocking=*/false, /*copy=*/true);
+}
+
+}  // namespace
+
 at::Tensor same_layout_on(const at::Tensor& t, const c10::Device& device) {
   if (!t.defined()) return t;
   const bool plain = t.is_contiguous() && t.storage_offset() == 0 &&
                      t.storage().nbytes() == t.nbytes();
-  if (plain) return t.to(device, /*non_blocking=*/false, /*copy=*/true);
-  const at::Tensor storage = whole_storage(t).to(device, false, /*copy=*/true);
+  if (plain) return copied_to(t, device);
+  const at::Tensor storage = copied_to(whole_storage(t), device);
   return storage.as_strided(t.sizes(), t.strides(), t.storage_offset());
+}
+
+NamedTensors same_layouts_on(const NamedTensors& tensors, const c10::Device& device) {
+  NamedTensors out;
+  for (const auto& [name, t] : tensors)
+    out.set(name, t.defined() && t.device() == device ? t : same_layout_on(t, device));
+  return out;
 }
 
 void write_into(const at::Tensor& t, const at::Tensor& values) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/model/named_tensors.h"
+
 namespace kprop {
 
 // t's values with its last two dimensions' storage swapped (strides of a transposed
@@ -45,7 +47,12 @@ at::Tensor whole_storage(const at::Tensor& t);
 // A copy of t on `device` (also the CPU) with t's sizes, strides and storage offset, and all
 // of the storage around it as it was (Tensor::to copies a strided view densely, so a device
 // kernel would never see a strided tensor, nor the margins `guard` puts around one).
+// From the host to a CUDA device the copy goes through pinned memory (the caching host
+// allocator's blocks, reused from case to case), one transfer the host does not wait for.
 at::Tensor same_layout_on(const at::Tensor& t, const c10::Device& device);
+
+// Each of `tensors` as same_layout_on copies it; one already on `device` as it is.
+NamedTensors same_layouts_on(const NamedTensors& tensors, const c10::Device& device);
 
 // Writes `values` (t's shape) into t's memory. A broadcast t (an expanded tensor) is
 // written once per element it holds, from the first of the values that share it.

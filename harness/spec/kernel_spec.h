@@ -303,7 +303,9 @@ struct KernelSpec {
   std::function<void(const Case&, NamedTensors& inputs)> relate_inputs;
 
   // What does not fit the derivations: each replaces its own part when set.
-  std::function<Problem(const Case&)> materialize;
+  // `materialize` draws the problem on the device it is given wherever the drawing gives
+  // the host's bits there (random_tensor); a tensor it leaves on the CPU is copied over.
+  std::function<Problem(const Case&, const c10::Device&)> materialize;
   std::function<NamedTensors(const Problem&, const NamedTensors& cotangents,
                              const NamedTensors& reference, const std::vector<int>& joined)>
       error_bounds;

@@ -121,17 +121,19 @@ class SpecKernel final : public KernelInfo {
 
   Problem materialize(const Case& c) const override {
     if (!spec_.materialize) return drawn_problem(c, c10::kCPU);
-    Problem p = spec_.materialize(c);
+    Problem p = spec_.materialize(c, c10::kCPU);
     if (spec_.relate_inputs) spec_.relate_inputs(c, p.inputs);
     return p;
   }
 
-  // Drawn where they are wanted; a kernel of its own materialize, or whose inputs are
-  // related afterwards (host code), draws on the CPU and copies.
+  // Drawn where they are wanted. A kernel whose inputs are related afterwards (host code)
+  // draws on the CPU and copies; a materialize of its own draws what it can there.
   Problem materialize_on(const Case& c, const c10::Device& device) const override {
-    if (spec_.materialize || (spec_.relate_inputs && !device.is_cpu()))
+    if (device.is_cpu() || spec_.relate_inputs)
       return KernelInfo::materialize_on(c, device);
-    return drawn_problem(c, device);
+    if (!spec_.materialize) return drawn_problem(c, device);
+    const Problem p = spec_.materialize(c, device);
+    return Problem{p.c, same_layouts_on(p.inputs, device)};
   }
 
   NamedTensors forward(const std::string& ns, const Problem& p) const override {

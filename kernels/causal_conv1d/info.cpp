@@ -47,13 +47,13 @@ std::optional<std::string> refusal(const Case& c, const std::string& impl) {
 }
 
 // Inputs each come from their own stream of the case's seed.
-Problem materialize(const Case& c) {
+Problem materialize(const Case& c, const c10::Device& device) {
   const Shape s = conv_shape(c);
   const int64_t N = s.num_sequences();
   const bool dense = s.layout == Layout::dense;
   const int64_t B = dense ? N : 1, T = dense ? s.lengths[0] : s.total_length();
   auto draw = [&](std::vector<int64_t> sizes, uint64_t stream) {
-    return random_tensor(sizes, c.distribution, c.seed, stream, c.dtype);
+    return random_tensor(sizes, c.distribution, c.seed, stream, c.dtype, device);
   };
   return make_problem(c, draw({B, T, s.D}, 0), draw({s.D, s.W}, 1),
                       s.has_bias ? draw({s.D}, 2) : at::Tensor(),

@@ -34,14 +34,13 @@ std::vector<EquivalentCase> equivalent_cases(const Case& c) {
 }
 
 // a and b from their own streams of the case's seed, times scale, rounded to the dtype
-// once; in the fused layout, the two halves of one [..., 2·cols] tensor (same values).
-Problem materialize(const Case& c) {
+// once (on `device`, with the host's bits); in the fused layout, the two halves of one
+// [..., 2·cols] tensor (same values).
+Problem materialize(const Case& c, const c10::Device& device) {
   const Shape s = shape_of(c);
   auto draw = [&](uint64_t stream) {
-    const auto exact = random_tensor(s.sizes(), c.distribution, c.seed, stream, DType::float64);
-    const double scale = static_cast<double>(s.scale);
-    return converted(elementwise_float64([scale](double v) { return v * scale; }, exact),
-                     scalar_type(c.dtype));
+    return scaled_random_tensor(s.sizes(), c.distribution, static_cast<double>(s.scale), c.seed,
+                                stream, c.dtype, device);
   };
   at::Tensor a = draw(0), b = draw(1);
   if (s.layout == Layout::fused) {

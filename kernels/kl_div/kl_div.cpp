@@ -85,8 +85,9 @@ OpFunction backward(Variant v) {
 
 // y_pred: log_softmax of the case's values. y_true: softmax of its own values (probs);
 // the same with about half its entries zero, renormalised (sparse_probs); or their
-// log_softmax (log_probs), finite however peaked.
-Problem materialize(const Case& c) {
+// log_softmax (log_probs), finite however peaked. Drawn on the CPU whatever the device:
+// a device's softmax would not give the host's bits.
+Problem materialize(const Case& c, const c10::Device&) {
   const std::vector<int64_t> sizes{c.integer("rows"), c.integer("cols")};
   auto values = [&](uint64_t stream) {
     return float64_of(random_tensor(sizes, c.distribution, c.seed, stream, DType::float64));

@@ -77,7 +77,9 @@ T positions(const Case& c) {
   return pos;
 }
 
-Problem materialize(const Case& c) {
+// Drawn on the CPU whatever the device: a device's cos and sin would not give the host's
+// bits.
+Problem materialize(const Case& c, const c10::Device&) {
   const int64_t b = c.integer("batch"), seq = c.integer("seq"), hd = head_dim(c);
   auto values = [&](int64_t heads, uint64_t stream) {
     return random_tensor({b, heads, seq, hd}, c.distribution, c.seed, stream, c.dtype);

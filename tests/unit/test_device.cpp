@@ -154,16 +154,23 @@ TEST(DeviceTest, InputsDrawnOnTheDeviceAreTheHostsBits) {
         }
   EXPECT_TRUE(at::equal(random_indices({64, 1000}, 131072, -100, 10, 5, 1),
                         random_indices({64, 1000}, 131072, -100, 10, 5, 1, cuda).cpu()));
-  const KernelInfo& kernel = find_kernel("rms_norm");
-  for (uint64_t seed = 1; seed <= 20; ++seed) {
-    RandomChoices choices(seed);
-    CaseSpace space;
-    space.impl = "rows";
-    const Case c = draw_case(kernel.schema(), choices, space);
-    const Problem host = kernel.materialize(c), device = kernel.materialize_on(c, cuda);
-    for (const auto& [name, t] : host.inputs)
-      EXPECT_TRUE(t.defined() ? same_bits(t, device.inputs.get(name).cpu()) : !device.inputs.get(name).defined())
-          << name << " seed " << seed;
+  // Whole problems: drawn by the spec's inputs (rms_norm), by a materialize of the kernel's
+  // own that draws scaled values (geglu) or adds host tensors (causal_conv1d's cu_seqlens).
+  for (const std::string name : {"rms_norm", "geglu", "causal_conv1d"}) {
+    const KernelInfo& kernel = find_kernel(name);
+    for (uint64_t seed = 1; seed <= 20; ++seed) {
+      RandomChoices choices(seed);
+      CaseSpace space;
+      space.impl = "reference";
+      space.size = 100;
+      const Case c = draw_case(kernel.schema(), choices, space);
+      const Problem host = kernel.materialize(c), device = kernel.materialize_on(c, cuda);
+      for (const auto& [input, t] : host.inputs) {
+        const at::Tensor there = device.inputs.get(input);
+        EXPECT_TRUE(t.defined() ? there.is_cuda() && same_bits(t, there.cpu()) : !there.defined())
+            << name << " " << input << " seed " << seed;
+      }
+    }
   }
 }
 
