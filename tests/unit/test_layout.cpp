@@ -8,6 +8,7 @@
 #include "generators/errors.h"
 #include "harness/engine/property.h"
 #include "harness/engine/repro_material.h"
+#include "harness/execution/call_profile.h"
 #include "harness/execution/layout_variants.h"
 #include "harness/execution/takes.h"
 #include "harness/model/kernel_info.h"
@@ -134,6 +135,24 @@ TEST(Layout, ASumDeclaredReorderedIsHeldToItsBoundTheRestBitForBit) {
   Verdict v = layout.check(*compile_spec(undeclared), toy, c);
   ASSERT_TRUE(v.failed());
   for (const auto& s : v.symptoms()) EXPECT_EQ(s.rfind("db varies with dy ", 0), 0u) << s;
+}
+
+// Each layout judged by the bound asks for the bound between two calls on the same problem
+// and cotangents: the float64 reference behind it is computed once per set of values (the
+// case's cotangents, and each broadcast cotangent's, which holds new values).
+TEST(Layout, TheReferenceBehindTheBoundsIsComputedOncePerProblemAndCotangents) {
+  Case c = tanh_case("toy", 4, "layout", 1565237249911210449ull);
+  c.set("rows", int64_t{5});
+  int new_values = 0;
+  for (const auto& l : layout_variants(find_kernel("scaled_tanh"), "dy", values({5, 4}), true))
+    new_values += !l.keeps_values;
+  CallProfile::reset();
+  const Verdict v = evaluate(c);
+  ASSERT_EQ(v.status, Verdict::Status::pass) << v.message;
+  int bounded = 0;
+  for (const auto& t : v.tensors) bounded += t.deviation.find("beyond the bound") != std::string::npos;
+  EXPECT_GT(bounded, 1 + new_values) << "too few layouts judged by the bound to see reuse";
+  EXPECT_EQ(CallProfile::totals().count(CallProfile::Part::reference), 1 + new_values);
 }
 
 TEST(Layout, OnlyTheLayoutsAnImplementationTakesAreTried) {

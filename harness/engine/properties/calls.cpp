@@ -43,19 +43,12 @@ static NamedTensors refusing(F call) {
 
 namespace {
 
-// Each tensor with its layout (harness/model/tensor_layouts.h): a strided view stays strided. A
-// tensor already there is handed as it is.
-NamedTensors on_device(const NamedTensors& t, const c10::Device& device) {
-  NamedTensors out;
-  for (const auto& [name, x] : t)
-    out.set(name, x.defined() && x.device() == device ? x : same_layout_on(x, device));
-  return out;
-}
-
 // The problem as the implementation under test receives it: its inputs on the
-// implementation's device (the case and everything derived from it stay as they are).
+// implementation's device, each with its layout (harness/model/tensor_layouts.h: a strided
+// view stays strided; a tensor already there is handed as it is). The case and everything
+// derived from it stay as they are.
 Problem on_device(const Problem& p, const c10::Device& device) {
-  return Problem{p.c, on_device(p.inputs, device)};
+  return Problem{p.c, same_layouts_on(p.inputs, device)};
 }
 
 // Runs `call(problem, cotangents)` where the case's implementation runs, its results on
@@ -70,17 +63,17 @@ NamedTensors where_it_runs(const Problem& p, const NamedTensors& cotangents,
   if (device == device_of_inputs(p)) {  // the cotangents are where the problem is
     ProfiledSpan span(CallProfile::Part::implementation);
     if (device == home) return refusing([&] { return call(p, cotangents); });
-    return on_device(refusing([&] { return call(p, cotangents); }), home);
+    return same_layouts_on(refusing([&] { return call(p, cotangents); }), home);
   }
   Problem there;
   NamedTensors cotangents_there;
   {
     ProfiledSpan span(CallProfile::Part::transfers);
     there = on_device(p, device);
-    cotangents_there = on_device(cotangents, device);
+    cotangents_there = same_layouts_on(cotangents, device);
   }
   ProfiledSpan span(CallProfile::Part::implementation);
-  return on_device(refusing([&] { return call(there, cotangents_there); }), home);
+  return same_layouts_on(refusing([&] { return call(there, cotangents_there); }), home);
 }
 
 }  // namespace
@@ -124,16 +117,16 @@ NamedTensors Calls::watching(const std::string& side, const Problem& p,
 
 Problem Calls::materialized_on_oracle_device(const Case& c) {
   home_ = oracle_device_of(c, kernel_.oracle_runs_on_any_device());
-  Problem p = kernel_.materialize_on(c, home_);
-  if (home_.is_cpu()) return p;
-  // Its size is known once it is drawn; a small one is copied back (a few kB).
-  int64_t largest = 0;
-  for (const auto& [name, t] : p.inputs)
-    if (t.defined()) largest = std::max(largest, t.numel());
-  home_ = oracle_device_for_size(home_, largest);
-  if (!home_.is_cpu()) return p;
-  ProfiledSpan span(CallProfile::Part::transfers);
-  return on_device(p, home_);
+  if (!home_.is_cpu()) {
+    // The size decides before anything is drawn (a small problem is drawn faster by the
+    // host's loops than by a device's launches): the problem's shapes alone, drawn on the
+    // meta device, which holds no values.
+    int64_t largest = 0;
+    for (const auto& [name, t] : kernel_.materialize_on(c, c10::Device(c10::kMeta)).inputs)
+      if (t.defined()) largest = std::max(largest, t.numel());
+    home_ = oracle_device_for_size(home_, largest);
+  }
+  return kernel_.materialize_on(c, home_);
 }
 
 NamedTensors Calls::forward(const Problem& p) const {
@@ -158,11 +151,63 @@ NamedTensors Calls::backward(const Problem& p, const NamedTensors& cotangents) c
   return out;
 }
 
+namespace {
+
+// The version counter of each tensor (0 for an undefined one), in the sets' order.
+void append_versions(const NamedTensors& tensors, std::vector<int64_t>& out) {
+  // An inference tensor has no version counter: it cannot be written in place either.
+  for (const auto& [name, t] : tensors)
+    out.push_back(t.defined() && !t.is_inference() ? static_cast<int64_t>(t._version()) : 0);
+}
+
+std::vector<int64_t> versions_of(std::initializer_list<const NamedTensors*> sets) {
+  std::vector<int64_t> out;
+  for (const NamedTensors* s : sets) append_versions(*s, out);
+  return out;
+}
+
+bool same_tensor(const at::Tensor& a, const at::Tensor& b) {
+  if (!a.defined() || !b.defined()) return a.defined() == b.defined();
+  return a.unsafeGetTensorImpl() == b.unsafeGetTensorImpl();
+}
+
+// The same names; each tensor the same one (`or_values`: or equal values, dtype and shape).
+bool same_tensors(const NamedTensors& a, const NamedTensors& b, bool or_values) {
+  if (a.size() != b.size()) return false;
+  for (const auto& [name, t] : a) {
+    const at::Tensor u = b.get(name);  // undefined where b has no such tensor
+    if (same_tensor(t, u)) continue;
+    if (!or_values || !t.defined() || !u.defined() || t.scalar_type() != u.scalar_type() ||
+        t.sizes() != u.sizes() || t.device() != u.device() || !at::equal(t, u))
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Calls::Remembered& Calls::remembered(const Problem& p, const NamedTensors& cotangents) const {
+  for (Remembered& r : remembered_)
+    if (r.problem.c == p.c && same_tensors(r.problem.inputs, p.inputs, false) &&
+        same_tensors(r.cotangents, cotangents, true) &&
+        r.versions == versions_of({&r.problem.inputs, &r.cotangents, &r.reference}))
+      return r;
+  // A few at most: a property asks about one problem, or one per neutral input.
+  if (remembered_.size() >= 4) remembered_.erase(remembered_.begin());
+  Remembered r{p, cotangents, {}, std::nullopt, {}};
+  {
+    ProfiledSpan span(CallProfile::Part::reference);
+    const Problem exact = kernel_.in_dtype(p, DType::float64);
+    r.reference = merged(kernel_.forward(kReferenceNamespace, exact),
+                         kernel_.backward(kReferenceNamespace, exact, to_float64(cotangents)));
+  }
+  r.versions = versions_of({&r.problem.inputs, &r.cotangents, &r.reference});
+  remembered_.push_back(std::move(r));
+  return remembered_.back();
+}
+
 NamedTensors Calls::reference(const Problem& p, const NamedTensors& cotangents) const {
-  ProfiledSpan span(CallProfile::Part::reference);
-  const Problem exact = kernel_.in_dtype(p, DType::float64);
-  return merged(kernel_.forward(kReferenceNamespace, exact),
-                kernel_.backward(kReferenceNamespace, exact, to_float64(cotangents)));
+  return remembered(p, cotangents).reference;
 }
 
 bool declared_nondeterministic(const KernelInfo& kernel, const Implementation& impl) {
@@ -171,7 +216,11 @@ bool declared_nondeterministic(const KernelInfo& kernel, const Implementation& i
 }
 
 NamedTensors Calls::bounds_between_two(const Problem& p, const NamedTensors& cotangents) const {
-  return kernel_.error_bounds(p, cotangents, reference(p, cotangents), /*joined_partials=*/{0, 0});
+  Remembered& r = remembered(p, cotangents);
+  if (!r.bounds_between_two)
+    r.bounds_between_two =
+        kernel_.error_bounds(p, cotangents, r.reference, /*joined_partials=*/{0, 0});
+  return *r.bounds_between_two;
 }
 
 namespace {

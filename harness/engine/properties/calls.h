@@ -2,6 +2,9 @@
 // and the reference, draw cotangents, merge and scale tensor sets.
 #pragma once
 
+#include <optional>
+#include <vector>
+
 #include "harness/engine/property.h"
 
 namespace kprop {
@@ -26,14 +29,26 @@ class Calls {
   NamedTensors forward(const Problem& p) const;
   NamedTensors backward(const Problem& p, const NamedTensors& cotangents) const;
   // The float64 reference's outputs and gradients: the problem and the cotangents are
-  // converted to float64 first.
+  // converted to float64 first. Computed once per problem and cotangents (see below).
   NamedTensors reference(const Problem& p, const NamedTensors& cotangents) const;
   // The derived bound between two computations of p's results with `cotangents` (each
   // within its own bound of the float64 reference): what two calls that may sum in another
-  // order may differ by.
+  // order may differ by. Computed once per problem and cotangents.
   NamedTensors bounds_between_two(const Problem& p, const NamedTensors& cotangents) const;
 
  private:
+  // A problem and cotangents asked about, with what was computed for them. A property asks
+  // again for the same pair (layout: the bound once per layout variant it tries), and the
+  // reference and its bounds are the costliest part of a case: computed once, kept while
+  // the tensors are the same ones, unchanged (the same values, for a cotangent).
+  struct Remembered {
+    Problem problem;
+    NamedTensors cotangents;
+    NamedTensors reference;
+    std::optional<NamedTensors> bounds_between_two;
+    std::vector<int64_t> versions;  // of every tensor above, when remembered
+  };
+  Remembered& remembered(const Problem& p, const NamedTensors& cotangents) const;
   void collect_memory_findings() const;
   // Calls `call` with `p` and `cotangents` as handed, and records each of them it changed.
   template <typename F>
@@ -45,6 +60,7 @@ class Calls {
   std::vector<std::string> overwrites_;  // what it declares it writes over
   bool as_given_ = false;
   c10::Device home_ = c10::Device(c10::kCPU);  // where results come back (materialized_on_oracle_device)
+  mutable std::vector<Remembered> remembered_;
 };
 
 // The implementation (Takes::nondeterministic) or its kernel's spec declares that it may
