@@ -10,7 +10,8 @@
 #   3. the corpora of every kernel whose oracle moves (kprop's own and upstream cases)
 #      replayed with each oracle: both must behave as recorded.
 # SMALL_CASES (2000), LARGE_CASES (200), LARGE ("--limit max_rows=2048 --limit max_cols=4096");
-# MEASURE (default "rms_norm library geglu conv") picks the groups of step 1-2, PARTS
+# MEASURE (default "rms_norm library geglu conv") picks the groups of step 1-2, ORACLES (default
+# "cpu cuda auto") the oracles of geglu's and conv's runs, PARTS
 # (default "steady replay") the steps: one device call of 10 minutes holds about one of them.
 # Logs go to $RESULTS (default build-gpu/oracle-device).
 #
@@ -24,6 +25,7 @@ LARGE_CASES=${LARGE_CASES:-200}
 LARGE=${LARGE:---limit max_rows=2048 --limit max_cols=4096}
 MEASURE=${MEASURE:-rms_norm library geglu conv}
 PARTS=${PARTS:-steady replay}
+ORACLES=${ORACLES:-cpu cuda auto}
 measuring() { [[ " $MEASURE " == *" $1 "* ]]; }
 mkdir -p "$RESULTS"
 PY=${PYTHON:-$(command -v python3)}
@@ -68,14 +70,14 @@ if [[ " $PARTS " == *" steady "* ]]; then
   conv="causal_conv1d --import kprop_fla --impl fla::causal_conv1d --device cuda --property vs_reference --no-isolation --corpus $RESULTS/corpus --set W=4 --set activation=silu --set bias=true --set initial_state=true --set final_state_grad=false --set layout=packed --dtype float32"
   if measuring geglu; then
     echo "warm-geglu $LARGE_CASES $geglu --limit max_rows=256 --limit max_cols=1024"
-    for oracle in cpu cuda auto; do
+    for oracle in $ORACLES; do
       echo "geglu-small-$oracle $SMALL_CASES $geglu --oracle-device $oracle"
       echo "geglu-large-$oracle $LARGE_CASES $geglu --limit max_rows=256 --limit max_cols=1024 --oracle-device $oracle"
     done
   fi
   if measuring conv; then
     echo "warm-conv $LARGE_CASES $conv --max-length 256 --max-segments 8 --set D=512"
-    for oracle in cpu cuda auto; do
+    for oracle in $ORACLES; do
       echo "conv-small-$oracle $SMALL_CASES $conv --max-length 16 --max-segments 2 --set D=64 --oracle-device $oracle"
       echo "conv-large-$oracle $LARGE_CASES $conv --max-length 256 --max-segments 8 --set D=512 --oracle-device $oracle"
     done
@@ -83,7 +85,7 @@ if [[ " $PARTS " == *" steady "* ]]; then
 } >"$RESULTS/specs"
 "$PY" bench/gpu/steady.py --json "$RESULTS/steady.jsonl" "$RESULTS/specs" >"$RESULTS/steady.log" 2>&1
 echo "steady: exit $?" >>"$RESULTS/summary.txt"
-grep -h "steady:\|time:" "$RESULTS/steady.log" >>"$RESULTS/summary.txt"
+grep -h "steady:\|time:\|memory:" "$RESULTS/steady.log" >>"$RESULTS/summary.txt"
 # What the first passes found and kept (new corpus files).
 ( cd "$RESULTS/corpus" && find . -newer "$RESULTS/specs" -name '*.json' ) | sed 's/^/new finding: /' >>"$RESULTS/summary.txt"
 fi

@@ -8,7 +8,13 @@ its clock, where the time went, what isolation cost) and one line:
     steady: LABEL: N cases in T s = R cases/s; warm-up run W s (exit E); measured A-B
 
 (A and B: the measured run's start and end, seconds since the epoch, to add up several
-processes over the span they shared). `--json FILE` appends the same as one JSON object a line
+processes over the span they shared), and one line of what the measured run allocated:
+
+    memory: LABEL: P page faults a case; D device allocations (cudaMalloc) for R requests; H pinned
+
+(the process's minor page faults; the CUDA caching allocator's calls to the driver against
+the tensors it handed out, and the pinned host blocks it had to allocate: a run that reuses
+its memory from case to case allocates nothing new once warm). `--json FILE` appends the same as one JSON object a line
 (label, cases, seconds, rate, stopped, warm_seconds, warm_exit, exit, measured_from,
 measured_to; `error` where the run gave no summary): what scripts/gpu.py's summary reads.
 With `--together DIR:N`, N processes running one spec
@@ -26,6 +32,7 @@ import ctypes
 import json
 import os
 import re
+import resource
 import shlex
 import sys
 import tempfile
@@ -74,6 +81,21 @@ def record(path, fields):
             out.write(json.dumps(fields) + "\n")
 
 
+def memory_counts():
+    """The process's minor page faults and, once CUDA is in use, the caching allocators'
+    counters (device allocations from the driver, requests served, pinned host blocks)."""
+    counts = {"page_faults": resource.getrusage(resource.RUSAGE_SELF).ru_minflt}
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        stats = torch.cuda.memory_stats()
+        counts["device_allocations"] = stats.get("num_device_alloc", 0)
+        counts["requests"] = stats.get("allocation.all.allocated", 0)
+        host = getattr(torch.cuda, "host_memory_stats", None)
+        if host is not None:
+            counts["pinned_allocations"] = host().get("num_host_alloc", 0)
+    return counts
+
+
 def measure(number, label, cases, args, seed, together, records=None):
     run = ["check"] + args + ["--cases", str(cases), "--seed", str(seed)]
     start = time.perf_counter()
@@ -81,9 +103,12 @@ def measure(number, label, cases, args, seed, together, records=None):
     warm_seconds = time.perf_counter() - start
     if together:
         wait_for_all(together, f"{number}-{label}")  # the spec's n-th run: labels may repeat
+    before = memory_counts()
     measured_from = time.time()
     code, text = run_captured(run)
     measured_to = time.time()
+    after = memory_counts()
+    used = {k: after[k] - before.get(k, 0) for k in after}
     found = None
     for line in text.splitlines():
         summary = _SUMMARY.match(line)
@@ -100,10 +125,19 @@ def measure(number, label, cases, args, seed, together, records=None):
     print(f"steady: {label}: {n} cases in {seconds:.2f} s = {rate} cases/s{stopped}; "
           f"warm-up run {warm_seconds:.1f} s (exit {warm_code}); "
           f"measured {measured_from:.2f}-{measured_to:.2f}", flush=True)
+    device = ""
+    if "device_allocations" in used:
+        device = (f"; {used['device_allocations']} device allocations (cudaMalloc) for "
+                  f"{used['requests']} requests")
+        if "pinned_allocations" in used:
+            device += f"; {used['pinned_allocations']} pinned host blocks allocated"
+    print(f"memory: {label}: {used['page_faults'] / max(n, 1):.1f} page faults a case{device}",
+          flush=True)
     record(records, {"label": label, "cases": n, "seconds": seconds, "rate": rate,
                      "stopped": code == 1, "warm_seconds": round(warm_seconds, 2),
                      "warm_exit": warm_code, "exit": code,
-                     "measured_from": round(measured_from, 2), "measured_to": round(measured_to, 2)})
+                     "measured_from": round(measured_from, 2), "measured_to": round(measured_to, 2),
+                     "memory": used})
 
 
 def barrier(text):
