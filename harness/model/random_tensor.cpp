@@ -161,7 +161,8 @@ at::Tensor random_tensor(const std::vector<int64_t>& sizes, Distribution distrib
 at::Tensor scaled_random_tensor(const std::vector<int64_t>& sizes, Distribution distribution,
                                 double scale, uint64_t seed, uint64_t stream, DType dtype,
                                 const c10::Device& device) {
-  if (device.is_meta()) return at::empty(sizes, at::TensorOptions().dtype(scalar_type(dtype)).device(device));
+  if (device.is_meta())  // the shape alone
+    return at::empty(sizes, at::TensorOptions().dtype(scalar_type(dtype)).device(device));
   const uint64_t state = stream_state(seed, stream);
   if (!as_aten_ops(device) || (dtype == DType::float64 && !exact_everywhere(distribution))) {
     const auto t = drawn_on_the_host(sizes, distribution, scale, state, dtype);
@@ -183,7 +184,8 @@ at::Tensor random_indices(const std::vector<int64_t>& sizes, int64_t below, int6
                           int special_percent, uint64_t seed, uint64_t stream,
                           const c10::Device& device) {
   TORCH_CHECK(below >= 1, "random_indices: no index below ", below);
-  if (device.is_meta()) return at::empty(sizes, at::TensorOptions().dtype(at::kLong).device(device));
+  if (device.is_meta())  // the shape alone
+    return at::empty(sizes, at::TensorOptions().dtype(at::kLong).device(device));
   const uint64_t state = stream_state(seed, stream);
   const auto n = static_cast<uint64_t>(below);
   // Two words per element whatever the share, so that the indices that are not special

@@ -15,6 +15,7 @@
 #include "harness/execution/device.h"
 #include "harness/model/kernel_info.h"
 #include "harness/model/random_tensor.h"
+#include "tests/reference_case.h"
 
 namespace kprop {
 namespace {
@@ -159,11 +160,7 @@ TEST(DeviceTest, InputsDrawnOnTheDeviceAreTheHostsBits) {
   for (const std::string name : {"rms_norm", "geglu", "causal_conv1d"}) {
     const KernelInfo& kernel = find_kernel(name);
     for (uint64_t seed = 1; seed <= 20; ++seed) {
-      RandomChoices choices(seed);
-      CaseSpace space;
-      space.impl = "reference";
-      space.size = 100;
-      const Case c = draw_case(kernel.schema(), choices, space);
+      const Case c = reference_case(kernel, seed);
       const Problem host = kernel.materialize(c), device = kernel.materialize_on(c, cuda);
       for (const auto& [input, t] : host.inputs) {
         const at::Tensor there = device.inputs.get(input);

@@ -8,12 +8,11 @@
 #include <set>
 #include <vector>
 
-#include "generators/choices.h"
-#include "generators/draw.h"
 #include "harness/engine/properties/handed_tensors.h"
 #include "harness/model/kernel_info.h"
 #include "harness/model/random_tensor.h"
 #include "tests/as_on_a_device.h"
+#include "tests/reference_case.h"
 
 namespace kprop {
 namespace {
@@ -260,12 +259,7 @@ TEST(RandomTensorTest, EveryKernelsProblemsOnTheMetaDeviceHaveTheirShapes) {
   for (const auto& name : kernel_names()) {
     const KernelInfo& kernel = find_kernel(name);
     for (uint64_t seed = 1; seed <= 8; ++seed) {
-      RandomChoices choices(seed);
-      CaseSpace space;
-      space.impl = "reference";
-      space.size = 100;
-      Case c = draw_case(kernel.schema(), choices, space);
-      c.kernel = name;
+      const Case c = reference_case(kernel, seed);
       const Problem host = kernel.materialize(c), shapes = kernel.materialize_on(c, meta);
       ASSERT_EQ(host.inputs.size(), shapes.inputs.size()) << name;
       for (const auto& [input, t] : host.inputs) {
@@ -309,12 +303,7 @@ TEST(RandomTensorTest, EveryKernelsProblemsDrawnAsOnADeviceAreTheHostsBits) {
   for (const auto& name : kernel_names()) {
     const KernelInfo& kernel = find_kernel(name);
     for (uint64_t seed = 1; seed <= 8; ++seed) {
-      RandomChoices choices(seed);
-      CaseSpace space;
-      space.impl = "reference";
-      space.size = 100;
-      Case c = draw_case(kernel.schema(), choices, space);
-      c.kernel = name;
+      const Case c = reference_case(kernel, seed);
       const Problem host = kernel.materialize(c);
       Problem aten;
       {
