@@ -59,9 +59,10 @@ c10::Device oracle_device_of(const Case& c, bool oracle_runs_on_any_device) {
   return oracle_setting() ? *oracle_setting() : device_of(c);
 }
 
+bool oracle_device_is_automatic() { return !oracle_setting(); }
+
 c10::Device oracle_device_for_size(const c10::Device& chosen, int64_t largest_input_elements) {
-  const bool automatic = !oracle_setting();
-  if (automatic && largest_input_elements < kSmallestProblemForADeviceOracle)
+  if (oracle_device_is_automatic() && largest_input_elements < kSmallestProblemForADeviceOracle)
     return c10::Device(c10::kCPU);
   return chosen;
 }

@@ -38,6 +38,8 @@ c10::Device oracle_device_of(const Case& c, bool oracle_runs_on_any_device);
 // hundreds of launches of its ATen form on a device (GEGLU's small cases through Liger on
 // the H200: ~700 launches a case, 618 cases/s with the oracle on the CPU, 117 on the GPU).
 inline constexpr int64_t kSmallestProblemForADeviceOracle = int64_t{1} << 15;
+// True under "auto": the oracle's device then depends on the problem's size too.
+bool oracle_device_is_automatic();
 // `chosen` (oracle_device_of), or the CPU for a small problem under "auto".
 c10::Device oracle_device_for_size(const c10::Device& chosen, int64_t largest_input_elements);
 

@@ -83,12 +83,14 @@ TEST(DeviceTest, OracleDeviceNamesAreCheckedAndAutoFollowsTheImplementation) {
 TEST(DeviceTest, AutoKeepsTheOracleOfASmallProblemOnTheCpu) {
   const c10::Device gpu(c10::kCUDA, 0);  // a name only: nothing is allocated there
   set_oracle_device("auto");
+  EXPECT_TRUE(oracle_device_is_automatic());
   EXPECT_TRUE(oracle_device_for_size(gpu, 1000).is_cpu());
   EXPECT_TRUE(oracle_device_for_size(gpu, kSmallestProblemForADeviceOracle - 1).is_cpu());
   EXPECT_EQ(oracle_device_for_size(gpu, kSmallestProblemForADeviceOracle), gpu);
   EXPECT_TRUE(oracle_device_for_size(c10::Device(c10::kCPU), 1 << 20).is_cpu());
   if (at::hasCUDA()) {
     set_oracle_device("cuda");
+    EXPECT_FALSE(oracle_device_is_automatic());
     EXPECT_TRUE(oracle_device_for_size(gpu, 10).is_cuda()) << "a named device was overridden";
     set_oracle_device("auto");
   }

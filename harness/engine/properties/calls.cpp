@@ -117,10 +117,11 @@ NamedTensors Calls::watching(const std::string& side, const Problem& p,
 
 Problem Calls::materialized_on_oracle_device(const Case& c) {
   home_ = oracle_device_of(c, kernel_.oracle_runs_on_any_device());
-  if (!home_.is_cpu()) {
+  if (!home_.is_cpu() && oracle_device_is_automatic()) {
     // The size decides before anything is drawn (a small problem is drawn faster by the
     // host's loops than by a device's launches): the problem's shapes alone, drawn on the
-    // meta device, which holds no values.
+    // meta device, which holds no values. A device named by the user is kept whatever the
+    // size: no shapes to draw then.
     int64_t largest = 0;
     for (const auto& [name, t] : kernel_.materialize_on(c, c10::Device(c10::kMeta)).inputs)
       if (t.defined()) largest = std::max(largest, t.numel());
