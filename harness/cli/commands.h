@@ -172,8 +172,20 @@ struct NightlyOptions {
   std::string fuzzers;               // empty: fuzz/ beside the kprop executable
   uint64_t seed = 0;
   double shrink_seconds = 30;
+  std::string shard;                 // "I/N" or "/N"; empty: from the environment, if set
 };
 void add_nightly_command(CLI::App& app, NightlyOptions& options);
 int run_nightly(const NightlyOptions& options);
+
+// `kprop corpus merge` (harness/nightly/merge.h).
+struct CorpusMergeOptions {
+  CommonOptions common;
+  std::vector<std::string> sources;  // shard folders, sharded runs' folders, corpus folders
+  std::string into = "corpus";
+  std::string out;                   // empty: the sharded run's folder, if one
+  std::string fuzzers;               // empty: fuzz-fast/ beside kprop, else fuzz/
+};
+void add_corpus_command(CLI::App& app, CorpusMergeOptions& options);
+int run_corpus_merge(const CorpusMergeOptions& options);
 
 }  // namespace kprop

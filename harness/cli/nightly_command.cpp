@@ -3,9 +3,13 @@
 // implementation failed, 0 otherwise (new defects of historical states are findings,
 // not a broken build); 2 on bad usage. SIGINT/SIGTERM stop it with the summary so far.
 #include <fmt/format.h>
+#include <sched.h>
+#include <torch/cuda.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <regex>
 #include <thread>
 
@@ -39,6 +43,22 @@ double parse_budget(const std::string& text) {
   return seconds;
 }
 
+// The CPUs this process may run on (a Slurm task's or a container's share, taskset's),
+// which hardware_concurrency() does not see.
+int usable_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// Shards on one host take one GPU each: `--device cuda` is shard I's cuda:(I mod the GPUs
+// it sees), so CUDA_VISIBLE_DEVICES=K and --device cuda:K both still choose.
+std::string device_of_shard(const std::string& device, const Shard& shard) {
+  if (device != "cuda" || !shard.sharded()) return device;
+  const int gpus = int(torch::cuda::device_count());
+  return gpus > 1 ? fmt::format("cuda:{}", shard.index % gpus) : device;
+}
+
 }  // namespace
 
 void add_nightly_command(CLI::App& app, NightlyOptions& o) {
@@ -47,7 +67,7 @@ void add_nightly_command(CLI::App& app, NightlyOptions& o) {
   cmd->add_option("--kernel", o.kernels, "kernel to fuzz; repeatable (default: all)");
   cmd->add_option("--impl", o.impls, "implementation; repeatable (default: every built-in one)");
   cmd->add_option("--budget", o.budget, "how long: 90s, 30m, 8h (default: 8h)");
-  cmd->add_option("--jobs", o.jobs, "processes at once (default: the machine's cores)")
+  cmd->add_option("--jobs", o.jobs, "processes at once (default: the CPUs it may run on)")
       ->check(CLI::Range(0, 4096));
   cmd->add_option("--corpus", o.corpus, "corpus: seeds the fuzzers, receives findings")
       ->capture_default_str();
@@ -56,6 +76,9 @@ void add_nightly_command(CLI::App& app, NightlyOptions& o) {
   cmd->add_option("--fuzzers", o.fuzzers, "folder of the fuzz_<kernel> targets (default: fuzz-fast/ "
                                           "beside kprop, else, per kernel, fuzz/)");
   cmd->add_option("--seed", o.seed, "seed of the searches (default: 0)")->check(not_negative());
+  cmd->add_option("--shard", o.shard, "run shard I of N (I from 0; /N takes I from "
+                                      "SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or "
+                                      "GTEST_SHARD_INDEX) into OUT/shard-<I+1>-of-<N>/");
   cmd->add_option("--shrink-seconds", o.shrink_seconds, "shrinking budget per symptom (default: 30)")
       ->check(finite_in(0, 1e6));
   add_common_options(cmd, o.common);
@@ -63,18 +86,28 @@ void add_nightly_command(CLI::App& app, NightlyOptions& o) {
 }
 
 int run_nightly(const NightlyOptions& o) {
-  load_libraries(o.common);
-  apply_isolation(o.common, o.isolation);
+  const Shard shard = shard_from(o.shard, [](const char* name) { return std::getenv(name); });
+  CommonOptions common = o.common;
+  common.device = device_of_shard(o.common.device, shard);
+  load_libraries(common);
+  apply_isolation(common, o.isolation);
   NightlyConfig config;
+  config.shard = shard;
   config.kernels = o.kernels;
   for (const auto& k : config.kernels) kernel_or_default(k);  // unknown names listed
   config.impls = o.impls;
   config.libraries = o.common.libraries;
+  config.imports = o.common.imports;
   config.refusals = o.isolation.refusals;
   config.budget_seconds = parse_budget(o.budget);
-  config.jobs = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+  config.jobs = o.jobs > 0 ? o.jobs : usable_cpus();
   config.corpus = o.corpus;
   config.out = o.out;
+  if (shard.sharded()) {
+    config.out = (std::filesystem::path(o.out) / shard.folder_name()).string();
+    config.keep_in = (std::filesystem::path(config.out) / "corpus").string();
+    config.seed_work = (std::filesystem::path(o.out) / "work").string();
+  }
   // By default the speed build's targets (harness/fuzz/instrumentation.cmake: no
   // sanitizers; tiled ran 1.9x the executions, with 89% of them checked instead of 1%),
   // and for a kernel it lacks, the sanitizer build's.
@@ -85,8 +118,12 @@ int run_nightly(const NightlyOptions& o) {
   // With --json, stdout holds the JSON summary alone (as every command's does); the
   // progress goes to stderr.
   std::FILE* say_to = o.common.json ? stderr : stdout;
-  for (const auto& removed : prepare_corpus(o.corpus))  // unwritable: exit 2 now, not after hours
+  // Unwritable: exit 2 now, not after hours.
+  for (const auto& removed : prepare_corpus(config.keep_in.empty() ? o.corpus : config.keep_in))
     fmt::print(say_to, "removed {} (left by a killed run)\n", removed);
+  if (shard.sharded())
+    fmt::print(say_to, "shard {} of {} ({}) on {}, into {}\n", shard.index + 1, shard.count,
+               shard.source, common.device, config.out);
   config.say = [say_to](const std::string& line) {
     fmt::print(say_to, "{}\n", line);
     std::fflush(say_to);
@@ -101,7 +138,7 @@ int run_nightly(const NightlyOptions& o) {
     fmt::print("{}", nightly_summary_json(config, r));
   } else {
     fmt::print("{}", nightly_summary_markdown(config, r));
-    fmt::print("summary: {}/summary.md, {}/summary.json\n", o.out, o.out);
+    fmt::print("summary: {}/summary.md, {}/summary.json\n", config.out, config.out);
   }
   std::fflush(stdout);
   if (r.default_failed) return 1;

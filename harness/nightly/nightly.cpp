@@ -40,6 +40,7 @@ struct Target {
   std::unique_ptr<FuzzerProcess> process;
   bool done = false;
   Clock::time_point started;
+  double allotted = 0;  // its share of the budget
   double seconds = 0;
 };
 
@@ -61,58 +62,14 @@ std::pair<std::string, std::string> kernel_and_impl(const std::string& identity)
   return {identity.substr(0, a), identity.substr(a + 1, b - a - 1)};
 }
 
-json finding_to_json(const NightlyFinding& f) {
-  return {{"identity", f.identity},   {"file", f.file},
-          {"found_by", f.found_by},   {"artifact", f.artifact},
-          {"signature", f.signature}, {"minimal", case_to_json(f.minimal)},
-          {"default_impl", f.default_impl}};
-}
-
-NightlyFinding finding_from_json(const json& j) {
-  NightlyFinding f;
-  f.identity = j.at("identity");
-  f.file = j.at("file");
-  f.found_by = j.at("found_by");
-  f.artifact = j.at("artifact");
-  f.signature = j.at("signature");
-  f.minimal = case_from_json(j.at("minimal"), "state.json: findings");
-  f.default_impl = j.at("default_impl");
-  return f;
-}
-
-// What a run must remember to resume: processed artifacts, findings, search positions.
-class State {
- public:
-  explicit State(fs::path path) : path_(std::move(path)) {
-    std::error_code ec;
-    if (!fs::exists(path_, ec)) return;
-    try {
-      const json j = json::parse(read_all(path_));
-      for (const auto& a : j.at("processed")) processed.insert(a.get<std::string>());
-      for (const auto& f : j.at("findings")) findings.push_back(finding_from_json(f));
-      for (const auto& [k, v] : j.at("positions").items()) positions[k] = v;
-    } catch (const std::exception& e) {
-      throw FileError(fmt::format("{}: not a kprop nightly state ({}); remove it or choose "
-                                  "another --out", path_.string(), e.what()));
-    }
-  }
-  void save() const {
-    json j{{"processed", processed}, {"positions", positions}, {"findings", json::array()}};
-    for (const auto& f : findings) j["findings"].push_back(finding_to_json(f));
-    write_file_atomically(path_.string(), j.dump(1) + "\n");
-  }
-  std::set<std::string> processed;
-  std::vector<NightlyFinding> findings;
-  std::map<std::string, int64_t> positions;
-
- private:
-  fs::path path_;
-};
-
 class Session {
  public:
   explicit Session(const NightlyConfig& config)
-      : config_(config), out_(config.out), state_(out_ / "state.json") {}
+      : config_(config),
+        out_(config.out),
+        keep_in_(config.keep_in.empty() ? config.corpus : config.keep_in),
+        state_(read_run_state((out_ / "state.json").string())),
+        seconds_before_(state_.seconds) {}
 
   NightlyResult run();
 
@@ -133,10 +90,13 @@ class Session {
   void record(const Failure& f, const std::string& found_by, const std::string& artifact);
   void progress();
   void finish();
+  void save_state();
 
   const NightlyConfig& config_;
   fs::path out_;
-  State state_;
+  std::string keep_in_;
+  RunState state_;
+  double seconds_before_;  // of the earlier runs into out_
   NightlyResult result_;
   std::vector<Target> targets_;
   std::vector<NightlySearch> searches_;
@@ -187,14 +147,30 @@ void Session::plan() {
       }
     }
     for (const auto& impl : impls) {
+      for (const auto& p : info.properties()) searches_.push_back({kernel, impl, p, {}});
+      // A fuzz target is a C++ program that loads the --load libraries: an implementation
+      // from outside is fuzzed only when they hold it, which Python modules (imported, or
+      // registered in this process by the Python API) rule out.
+      if (!is_builtin_implementation(kernel, impl) &&
+          (config_.libraries.empty() || !config_.imports.empty())) {
+        say(fmt::format("{} of {}: searched, not fuzzed (the fuzz targets run kprop's own "
+                        "implementations and the --load libraries', not Python's)", impl, kernel));
+        continue;
+      }
       Target t;
       t.name = fuzz_target_name(kernel, impl);
       t.kernel = kernel;
       t.impl = impl;
       targets_.push_back(std::move(t));
-      for (const auto& p : info.properties()) searches_.push_back({kernel, impl, p, {}});
     }
   }
+  // A shard fuzzes its share of the targets; it searches every search's share of cases
+  // (search_slice).
+  std::vector<Target> share;
+  for (size_t i = 0; i < targets_.size(); ++i)
+    if (config_.shard.runs_target(i, targets_.size())) share.push_back(std::move(targets_[i]));
+  targets_ = std::move(share);
+  for (const auto& t : targets_) state_.targets[t.name] = {t.kernel, t.impl};
   // A name no kernel of the run has is a typo, as it is for check: not a quiet no-op.
   for (const auto& name : config_.impls)
     if (!named.count(name))
@@ -218,6 +194,15 @@ void Session::start(Target& t, double seconds, int fork_jobs) {
       fmt::format("-timeout={}", std::max(1, int(config_.input_timeout_seconds))),
       fmt::format("-rss_limit_mb={}", config_.rss_limit_mb),
       "-artifact_prefix=" + artifacts.string() + "/", "-print_final_stats=1", work.string()};
+  // Shards fuzzing one target each have a seed of their own, and start from the working
+  // corpus the earlier nights' shards were merged into (read only: new inputs go to work).
+  if (config_.shard.sharded()) {
+    launch.arguments.insert(launch.arguments.begin(),
+                            fmt::format("-seed={}", config_.shard.fuzzer_seed(config_.seed)));
+    const fs::path merged = fs::path(config_.seed_work) / t.name;
+    std::error_code ec;
+    if (!config_.seed_work.empty() && fs::is_directory(merged, ec)) launch.arguments.push_back(merged.string());
+  }
   std::string libraries;
   for (const auto& l : config_.libraries) libraries += (libraries.empty() ? "" : ":") + l;
   std::string refusals;
@@ -234,6 +219,7 @@ void Session::start(Target& t, double seconds, int fork_jobs) {
   launch.log = (out_ / "logs" / (t.name + ".log")).string();
   t.process = std::make_unique<FuzzerProcess>(launch);
   t.started = Clock::now();
+  t.allotted = seconds;
   say(fmt::format("fuzzing {} for {:.0f} s ({} seeds from {}, {} job{})", t.name, seconds,
                   seeds.files.size(), config_.corpus, fork_jobs, fork_jobs == 1 ? "" : "s"));
 }
@@ -250,13 +236,13 @@ void Session::record(const Failure& f, const std::string& found_by, const std::s
   n.signature = f.verdict().signature();
   n.minimal = f.minimal();
   n.default_impl = is_default(f.minimal().kernel, f.minimal().impl);
-  const Kept kept = try_keep(config_.corpus, file);
+  const Kept kept = try_keep(keep_in_, file);
   n.file = kept.error.empty() ? kept.path : "(not written: " + kept.error + ")";
   // Not lost: the whole case file goes to the output.
   if (!kept.error.empty()) say("could not keep the finding; its case file:\n" + to_json(file).dump(2));
   triage_->learn(f.identity);
   state_.findings.push_back(n);
-  state_.save();
+  save_state();
   say(fmt::format("NEW {} ({}) -> {}", n.identity, found_by, n.file));
 }
 
@@ -270,7 +256,10 @@ void Session::process_artifact(const Target& t, const fs::path& file) {
     const Verdict v = evaluate(c);
     if (v.failed()) {
       TriageOutcome o = triage_->classify(c, v);
-      for (const auto& id : o.known_seen) ++result_.sightings[id];
+      for (const auto& id : o.known_seen) {
+        ++result_.sightings[id];
+        ++state_.sightings[id];
+      }
       for (const auto& f : o.fresh)
         record(f, "libFuzzer " + t.name, file.string());
       return;
@@ -309,37 +298,56 @@ void Session::process_artifacts() {
       if (interrupted()) return;
       process_artifact(t, file);
       state_.processed.insert(key);
-      state_.save();
+      save_state();
     }
   }
 }
 
+// The next slice of the searches, in turn: from where the search got to, to the end of
+// that block of cases, skipping the blocks that are other shards' (harness/nightly/shard.h).
 void Session::search_slice() {
   if (searches_.empty()) return;
-  NightlySearch& s = searches_[next_search_++ % searches_.size()];
+  const size_t index = next_search_++ % searches_.size();
+  NightlySearch& s = searches_[index];
   const std::string key = s.kernel + "/" + s.impl + "/" + s.property;
   SearchOptions o;
   o.kernel = s.kernel;
   o.impl = s.impl;
   o.properties = {s.property};
   o.seed = config_.seed;
-  o.first_case = state_.positions[key];
-  o.cases = o.first_case + 100;
+  o.first_case = config_.shard.next_owned_case(index, state_.positions[key]);
+  o.cases = end_of_block(o.first_case);
   o.shrink_seconds = config_.shrink_seconds;
   o.known_identities = triage_->known();  // the corpus's and what this run found
   const SearchResult r = search(o);
-  s.tally.cases += r.tally.cases + r.tally.known;
-  s.tally.passed += r.tally.passed;
-  s.tally.failed += r.tally.failed + r.tally.known;
-  s.tally.known += r.tally.known;
-  s.tally.rejected += r.tally.rejected;
-  s.tally.skipped += r.tally.skipped;
-  s.tally.seconds += r.tally.seconds;
-  for (const auto& [id, n] : r.sightings) result_.sightings[id] += n;
+  for (Tally* t : {&s.tally, &state_.tallies[key]}) {
+    t->cases += r.tally.cases + r.tally.known;
+    t->passed += r.tally.passed;
+    t->failed += r.tally.failed + r.tally.known;
+    t->known += r.tally.known;
+    t->rejected += r.tally.rejected;
+    t->skipped += r.tally.skipped;
+    t->seconds += r.tally.seconds;
+  }
+  for (const auto& [id, n] : r.sightings) {
+    result_.sightings[id] += n;
+    state_.sightings[id] += n;
+  }
   for (const auto& f : r.failures)
     record(f, fmt::format("search {} --seed {} case {}", key, config_.seed, f.case_number), "");
   state_.positions[key] = r.failure ? r.failure->case_number : o.cases;
-  state_.save();
+  save_state();
+}
+
+void Session::save_state() {
+  state_.seconds = seconds_before_ + elapsed();
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  state_.host = host;
+  state_.pid = getpid();
+  state_.shard_index = config_.shard.index;
+  state_.shard_count = config_.shard.count;
+  write_run_state((out_ / "state.json").string(), state_);
 }
 
 void Session::progress() {
@@ -391,6 +399,7 @@ void Session::finish() {
   }
   result_.seconds = elapsed();
   result_.interrupted = interrupted();
+  save_state();
 }
 
 // A run killed with SIGKILL takes its fuzzers with it (fuzzer_process.h), but the jobs a
@@ -418,8 +427,12 @@ NightlyResult Session::run() {
   // One triage for the whole run: a defect found by one fuzzer is known to the others.
   std::set<std::string> known;
   for (const auto& [id, file] : corpus_identities(config_.corpus)) known.insert(id);
+  // A shard also knows what it kept itself in an earlier run into the same folder.
+  if (keep_in_ != config_.corpus)
+    for (const auto& [id, file] : corpus_identities(keep_in_)) known.insert(id);
   triage_ = std::make_unique<Triage>(
       TriageOptions{known, true, config_.shrink_seconds, {}, {}, nullptr});
+  save_state();  // what merge reads of a shard that has only begun
   process_artifacts();  // left by a run that was killed
 
   const int slots = std::max(1, config_.jobs - 1);
@@ -432,6 +445,11 @@ NightlyResult Session::run() {
     size_t running = 0;
     for (auto& t : targets_)
       if (t.process && !t.done) {
+        // libFuzzer's fork mode reads -max_total_time only between its jobs, and went on
+        // past it for the whole budget, so that the targets after it never ran: a target
+        // is stopped a few seconds after its share.
+        const double ran = std::chrono::duration<double>(Clock::now() - t.started).count();
+        if (t.process->running() && ran > t.allotted + 5) t.process->stop();
         if (t.process->running()) {
           ++running;
         } else {

@@ -15,6 +15,12 @@
 //   DIR/sightings/<target>   known identities the target met ("<count>\t<identity>")
 //   DIR/unreproduced/        artifacts that do not fail outside the fuzzer, as case files
 //   DIR/summary.md, .json    what the run found
+//
+// A shard of a run (`--shard I/N`, harness/nightly/shard.h) does its share of the fuzz
+// targets and search cases in DIR/shard-<I+1>-of-<N>/, with the layout above, and keeps its
+// findings in that folder's corpus/ (the corpus it seeds from is only read): `kprop corpus
+// merge` makes one corpus of them (harness/nightly/merge.h), and the fuzzing corpora it
+// merges into DIR/work/<target>/ seed the shards' fuzzers on the next night.
 #pragma once
 
 #include <functional>
@@ -24,6 +30,8 @@
 
 #include "harness/engine/runner.h"
 #include "harness/nightly/fuzzer_process.h"
+#include "harness/nightly/run_state.h"
+#include "harness/nightly/shard.h"
 
 namespace kprop {
 
@@ -31,11 +39,16 @@ struct NightlyConfig {
   std::vector<std::string> kernels;    // empty: every kernel with a fuzz target
   std::vector<std::string> impls;      // empty: every built-in implementation
   std::vector<std::string> libraries;  // operator libraries the targets load (KPROP_LOAD)
+  std::vector<std::string> imports;    // Python modules: outside implementations are then
+                                       // searched, not fuzzed (as without --load libraries)
   std::vector<std::string> refusals;   // what outside implementations declare they refuse
   double budget_seconds = 8 * 3600;
   int jobs = 1;                        // processes at once: fuzzers, and one for searches
-  std::string corpus = "corpus";
+  std::string corpus = "corpus";       // seeds the fuzzers; its identities are known
+  std::string keep_in;                 // where findings are kept; "": the corpus
   std::string out;
+  Shard shard;                         // this run's share of the work
+  std::string seed_work;               // earlier nights' merged fuzzing corpora (DIR/work)
   std::string fuzzers;                 // folder of the fuzz_<kernel> binaries
   std::string fallback_fuzzers;        // where a target `fuzzers` lacks is looked for; "": none
   uint64_t seed = 0;                   // of the searches
@@ -44,16 +57,6 @@ struct NightlyConfig {
   int64_t rss_limit_mb = 4096;         // libFuzzer's -rss_limit_mb
   std::function<void(const std::string&)> say;  // progress and findings, one line each
   std::function<bool()> interrupted;            // polled; true stops the run cleanly
-};
-
-struct NightlyFinding {
-  std::string identity;
-  std::string file;       // the case file kept
-  std::string found_by;   // "libFuzzer fuzz_causal_conv1d-tiled_clamped" or "search ..."
-  std::string artifact;   // the fuzzer's input file, if libFuzzer found it
-  std::string signature;  // of the minimal case
-  Case minimal;
-  bool default_impl = false;  // the implementation is a default one (reference or default)
 };
 
 struct NightlyTarget {

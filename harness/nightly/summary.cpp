@@ -24,6 +24,9 @@ json summary_json(const NightlyConfig& config, const NightlyResult& r) {
          {"interrupted", r.interrupted},
          {"default_implementation_failed", r.default_failed},
          {"corpus", config.corpus},
+         {"kept_in", config.keep_in.empty() ? config.corpus : config.keep_in},
+         {"shard", {{"index", config.shard.index}, {"count", config.shard.count},
+                    {"source", config.shard.source}}},
          {"findings", json::array()},
          {"known_sightings", r.sightings},
          {"targets", json::array()},
@@ -71,6 +74,9 @@ std::string nightly_summary_markdown(const NightlyConfig& config, const NightlyR
   md += fmt::format("{:.0f} s of a {:.0f} s budget on {} job{}{}; corpus `{}`.\n\n", r.seconds,
                     config.budget_seconds, config.jobs, config.jobs == 1 ? "" : "s",
                     r.interrupted ? " (interrupted)" : "", config.corpus);
+  if (config.shard.sharded())
+    md += fmt::format("Shard {} of {} ({}); findings kept in `{}` until `kprop corpus merge`.\n\n",
+                      config.shard.index + 1, config.shard.count, config.shard.source, config.keep_in);
   md += r.default_failed ? "**A default implementation failed.**\n\n"
                          : "No default implementation failed.\n\n";
   md += fmt::format("## New findings ({})\n\n", r.findings.size());

@@ -151,9 +151,12 @@ def hunt(kernel=None, *, defects=(), cases=None, seed=None, corpus=None, imports
 
 
 def nightly(out, *, kernels=(), impls=(), budget="90s", jobs=None, corpus=None, seed=None,
-            fuzzers=None, imports=(), extra=()):
+            fuzzers=None, shard=None, isolate=False, imports=(), extra=()):
     """Runs ``kprop nightly`` into the folder ``out`` for ``budget`` and returns a
-    ``NightlyResult`` (its summary.json). ``corpus=None`` uses a new folder ``out/corpus``."""
+    ``NightlyResult`` (its summary.json). ``corpus=None`` uses a new folder ``out/corpus``.
+    ``shard="I/N"`` runs shard I of N into ``out/shard-<I+1>-of-<N>`` (docs/sharding.md).
+    ``isolate`` as for ``check``: off, the searches call implementations registered in
+    this process."""
     if not corpus:
         corpus = os.path.join(str(out), "corpus")
         os.makedirs(corpus, exist_ok=True)
@@ -166,7 +169,9 @@ def nightly(out, *, kernels=(), impls=(), budget="90s", jobs=None, corpus=None, 
         args += ["--seed", str(seed)]
     if fuzzers:
         args += ["--fuzzers", str(fuzzers)]
-    return _run(args + _options("--import", imports) + list(extra), NightlyResult)
+    if shard:
+        args += ["--shard", str(shard)]
+    return _run(args + _isolation(isolate, imports) + list(extra), NightlyResult)
 
 
 def _paths(paths):

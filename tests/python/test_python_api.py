@@ -144,6 +144,14 @@ def nightly_returns_its_summary():
     assert sum(s["cases"] for s in n.json["searches"]) > 0, n.json["searches"]
     assert [t["name"] for t in n.json["targets"]] == ["fuzz_causal_conv1d-tiled"], n.json["targets"]
     assert n.findings == [] and not n.interrupted
+    # A shard, with a Python implementation: searched, never handed to a fuzz target (a C++
+    # program, which could not call it).
+    n = kprop.nightly(out, kernels=["geglu"], impls=["py_geglu::geglu"], budget="4s", jobs=2,
+                      fuzzers=fuzzers, shard="1/2")
+    assert n.json["shard"] == {"index": 1, "count": 2, "source": "--shard 1/2"}, n.json["shard"]
+    assert os.path.exists(os.path.join(out, "shard-2-of-2", "summary.json"))
+    assert n.json["targets"] == [], n.json["targets"]
+    assert sum(s["cases"] for s in n.json["searches"]) > 0, n.json["searches"]
 
 
 @check
