@@ -43,6 +43,8 @@ int run_cli(const std::vector<std::string>& args) {
   add_shrink_command(app, shrink);
   NightlyOptions nightly;
   add_nightly_command(app, nightly);
+  CorpusMergeOptions corpus_merge;
+  add_corpus_command(app, corpus_merge);
   WorkerOptions worker;  // hidden: the isolated worker (harness/execution/isolation.h)
   add_worker_command(app, worker);
   // Python's alone (python/kprop/repro.py): the script it writes holds a Python adapter's
@@ -52,7 +54,11 @@ int run_cli(const std::vector<std::string>& args) {
       ->allow_extras();
   // One behaviour per option: a repeatable option takes one value per occurrence in every
   // command, so that `check --dtype float32 causal_conv1d` leaves the kernel a positional.
-  for (CLI::App* cmd : app.get_subcommands([](CLI::App*) { return true; }))
+  std::vector<CLI::App*> commands = app.get_subcommands([](CLI::App*) { return true; });
+  for (size_t i = 0; i < commands.size(); ++i)  // and theirs: `corpus merge`
+    for (CLI::App* sub : commands[i]->get_subcommands([](CLI::App*) { return true; }))
+      commands.push_back(sub);
+  for (CLI::App* cmd : commands)
     for (CLI::Option* opt : cmd->get_options([](CLI::Option* o) {
            return o->nonpositional() && o->get_items_expected_max() > 1;
          }))
@@ -82,6 +88,7 @@ int run_cli(const std::vector<std::string>& args) {
     if (app.got_subcommand("sweep")) return run_sweep(sweep);
     if (app.got_subcommand("shrink")) return run_shrink(shrink);
     if (app.got_subcommand("nightly")) return run_nightly(nightly);
+    if (app.got_subcommand("corpus")) return run_corpus_merge(corpus_merge);
     if (app.got_subcommand("__worker")) return run_worker(worker);
     if (app.got_subcommand("repro"))
       throw UsageError("repro runs from Python, where the adapter is: python3 -m kprop repro "

@@ -20,9 +20,17 @@ declare -A base=(
   [sweep]="sweep causal_conv1d --x W=2 --y D=32"
   [shrink]="shrink $case_file --no-corpus"
   [nightly]="nightly --budget 1s --jobs 1 --out $tmp/nightly"
+  [corpus:merge]="corpus merge $tmp/no-findings --into $tmp/merged"
 )
-# repro is Python's (docs/repro.md); the executable only points there.
-commands=$("$kprop" --help | awk '/^Subcommands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' | grep -vx repro)
+mkdir -p "$tmp/no-findings"
+# The commands, a command of commands as "corpus:merge"; repro is Python's (docs/repro.md),
+# the executable only points there.
+subcommands() { awk '/^Subcommands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }'; }
+commands=
+for c in $("$kprop" --help | subcommands | grep -vx repro); do
+  nested=$("$kprop" "$c" --help | subcommands)
+  if [ -n "$nested" ]; then for n in $nested; do commands+=" $c:$n"; done; else commands+=" $c"; fi
+done
 [ -n "$commands" ] || fail "kprop --help lists no commands"
 for c in $commands; do
   [ -n "${base[$c]:-}" ] || fail "no command line for '$c' here: add one to base"
@@ -30,7 +38,7 @@ done
 
 # Each command's --help, read once (a start of kprop loads libtorch: ~0.6 s).
 declare -A help
-for c in $commands; do help[$c]=$("$kprop" "$c" --help); done
+for c in $commands; do help[$c]=$("$kprop" ${c/:/ } --help); done
 takes() { grep -qE -- "^ +$2( |,|$)" <<<"${help[$1]}"; }
 
 # refused OPTION VALUE PATTERN: every command that takes OPTION exits 2 with a line

@@ -118,14 +118,21 @@ def run(command, **kw):
     return subprocess.run(command, capture_output=True, text=True, timeout=60, **kw)
 
 
-def commands_of_kprop():
-    out = run([KPROP, "--help"]).stdout
-    section = out.split("Subcommands:", 1)[-1]
-    return re.findall(r"^  ([a-z][\w-]*)", section, re.M)
+def subcommands_of(arguments):
+    out = run([KPROP] + arguments + ["--help"]).stdout
+    if "Subcommands:" not in out:
+        return []
+    return re.findall(r"^  ([a-z][\w-]*)", out.split("Subcommands:", 1)[-1], re.M)
 
 
-COMMANDS = commands_of_kprop()
-OPTIONS = {c: help_options([c]) for c in COMMANDS if c != "repro"}
+COMMANDS = subcommands_of([])
+# A command of commands (`corpus merge`) is checked as its two words.
+NESTED = {c: subcommands_of([c]) for c in COMMANDS if c != "repro"}
+OPTIONS = {}
+for c in COMMANDS:
+    if c != "repro":
+        for name, words in ([(f"{c} {n}", [c, n]) for n in NESTED[c]] or [(c, [c])]):
+            OPTIONS[name] = help_options(words)
 
 
 def repro_options():
@@ -147,7 +154,17 @@ def check_command(path, number, arguments, fenced):
             problem(path, number, f"kprop {arguments[0]}: not a command ({', '.join(COMMANDS)})")
         return
     command = arguments[0]
-    if not fenced and len(arguments) == 1:
+    if NESTED.get(command):
+        if len(arguments) == 1 and not fenced:
+            return  # a command's name in prose
+        if len(arguments) == 1 or arguments[1] not in NESTED[command]:
+            problem(path, number, f"kprop {' '.join(arguments[:2])}: not a command "
+                                  f"({', '.join(command + ' ' + n for n in NESTED[command])})")
+            return
+        command = f"{command} {arguments[1]}"
+        if not fenced and len(arguments) == 2:
+            return
+    elif not fenced and len(arguments) == 1:
         return  # a command's name in prose
     names = [a.strip("[]").split("=")[0] for a in arguments if a.strip("[]").startswith("--")]
     synopsis = any(a.startswith("[") or a.endswith("]") or a in ("...", "|") or "..." in a

@@ -32,6 +32,10 @@ extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 namespace {
 kprop::FuzzTarget* target = nullptr;
 kprop::StructuredMutator* mutator = nullptr;
+// libFuzzer's -merge=1 (its inner process: -merge_inner=1) runs each input once for its
+// coverage: an input that shows a new defect is counted, not aborted on, so that the
+// merged corpus keeps the inputs that reach defects (kprop corpus merge).
+bool merging = false;
 
 void at_exit() {
   if (!target) return;
@@ -85,6 +89,9 @@ extern "C" const char* __asan_default_options() { return "detect_leaks=0"; }
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   default_flags(argc, argv);
+  for (int i = 1; i < *argc; ++i)
+    for (const char* flag : {"-merge=1", "-merge_inner=1", "-set_cover_merge=1"})
+      merging = merging || std::strcmp((*argv)[i], flag) == 0;
   // One fuzzer process is one core (fork mode and `kprop nightly` run several): libtorch's
   // intra-op threads would only spin beside it on cases this small.
   at::set_num_threads(1);
@@ -120,7 +127,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const kprop::FuzzOutcome out = target->run(data, size);
   // A refused or skipped case stays a candidate for the corpus: it may be one mutation away
   // from an accepted case that reaches new code.
-  if (out.fresh.empty()) return 0;
+  if (out.fresh.empty() || merging) return 0;
   target->flush_sightings();
   std::fputs(kprop::finding_report(out).c_str(), stderr);
   std::fprintf(stderr, "kprop: found after %lld executions\n",
