@@ -17,6 +17,17 @@ std::string to_string_key(const Case& c) {
   return os.str();
 }
 
+// The tensor a symptom names: its first word ("dh0" of "dh0 used twice [...]").
+std::string tensor_of(const std::string& symptom) { return symptom.substr(0, symptom.find(' ')); }
+
+// `direct` fails in a tensor that `relation` fails in.
+bool fails_in_a_tensor_of(const Verdict& direct, const Verdict& relation) {
+  for (const auto& d : direct.symptoms())
+    for (const auto& r : relation.symptoms())
+      if (tensor_of(d) == tensor_of(r)) return true;
+  return false;
+}
+
 
 }  // namespace
 
@@ -64,6 +75,20 @@ Localized localize(const Case& found, const Verdict& verdict) {
     if (!validate(kernel.schema(), call).empty()) continue;
     Verdict v = evaluate(call);
     if (v.failed()) return {call, v};
+  }
+  // A relation that hands the call cotangents of its own (composition's graph) fails where
+  // the case's choice of them hides the defect from the direct call (zero_first: the first
+  // rows of dy are zero, the graph's are not). The direct call with random cotangents
+  // names it as the defect it is, when it fails in a tensor the relation saw fail: else
+  // one defect would be kept twice ("dh0 used twice [...]" beside "dh0 [...]").
+  if (found.cotangents != Cotangents::random) {
+    Case call = found;
+    call.property = kDirectProperty;
+    call.cotangents = Cotangents::random;
+    if (validate(kernel.schema(), call).empty()) {
+      Verdict v = evaluate(call);
+      if (v.failed() && fails_in_a_tensor_of(v, verdict)) return {call, v};
+    }
   }
   return {found, verdict};  // only the relation fails: keep the property's own view
 }

@@ -5,7 +5,15 @@
 // single-call property and pass them; here they corrupt the graph and fail.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+#include "harness/engine/diagnosis.h"
 #include "harness/engine/property.h"
+#include "harness/storage/case_file.h"
 #include "harness/execution/takes.h"
 #include "harness/presentation/report.h"
 #include "tests/scaled_tanh_case.h"
@@ -73,6 +81,32 @@ TEST(Composition, TheCorrectToyGivesEveryLeafTheFloat64GraphsGradient) {
     ASSERT_FALSE(v.tensors.empty());
     EXPECT_EQ(v.tensors[0].check, "in a residual");
   }
+}
+
+// A defect that the case's own cotangents hide from the direct call (zero_first: the first
+// rows of dy are zero, the graph's are not) is named as the direct call with random
+// cotangents names it, not as a second defect: tiled@clamped's dh0 and dw row leaks, which
+// a nightly run kept again as "dh0 used twice [...]" and "dw used twice [...]".
+TEST(Composition, AFailureTheCasesCotangentsHideFromTheDirectCallIsNamedAsItsDefect) {
+  const Case c = case_from_json(nlohmann::json::parse(R"({
+      "kernel": "causal_conv1d", "impl": "tiled@clamped", "property": "composition",
+      "D": 32, "W": 4, "activation": "none", "bias": false, "cotangents": "zero_first",
+      "distribution": "uniform", "dtype": "float32", "final_state_grad": false,
+      "initial_state": true, "layout": "packed", "lengths": [5, 2, 5], "num_cores": 34,
+      "seed": 1661638938487597864, "splits": [1, 2, 3]})"), "test");
+  const Verdict v = evaluate(c);
+  ASSERT_TRUE(v.failed()) << v.signature();
+  Case direct = c;
+  direct.property = "vs_reference";
+  ASSERT_FALSE(evaluate(direct).failed()) << "the direct call with these cotangents now fails";
+  const Diagnosis d = diagnose(c, v, {}, /*shrink=*/true, 10);
+  std::set<std::string> identities;
+  for (const auto& f : d.fresh) identities.insert(f.identity);
+  EXPECT_TRUE(identities.count(
+      "causal_conv1d/tiled@clamped/dh0 [sequence shorter than W] {2 lengths, initial_state}"))
+      << fmt::format("{}", fmt::join(identities, "\n"));
+  for (const auto& identity : identities)
+    EXPECT_EQ(identity.find("used twice"), std::string::npos) << identity;
 }
 
 }  // namespace
