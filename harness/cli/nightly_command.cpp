@@ -51,14 +51,6 @@ int usable_cpus() {
   return int(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-// Shards on one host take one GPU each: `--device cuda` is shard I's cuda:(I mod the GPUs
-// it sees), so CUDA_VISIBLE_DEVICES=K and --device cuda:K both still choose.
-std::string device_of_shard(const std::string& device, const Shard& shard) {
-  if (device != "cuda" || !shard.sharded()) return device;
-  const int gpus = int(torch::cuda::device_count());
-  return gpus > 1 ? fmt::format("cuda:{}", shard.index % gpus) : device;
-}
-
 }  // namespace
 
 void add_nightly_command(CLI::App& app, NightlyOptions& o) {
@@ -88,7 +80,7 @@ void add_nightly_command(CLI::App& app, NightlyOptions& o) {
 int run_nightly(const NightlyOptions& o) {
   const Shard shard = shard_from(o.shard, [](const char* name) { return std::getenv(name); });
   CommonOptions common = o.common;
-  common.device = device_of_shard(o.common.device, shard);
+  common.device = shard.device(o.common.device, int(torch::cuda::device_count()));
   load_libraries(common);
   apply_isolation(common, o.isolation);
   NightlyConfig config;

@@ -93,6 +93,11 @@ int64_t Shard::next_owned_case(size_t search, int64_t position) const {
   return block * kSearchBlock;
 }
 
+std::string Shard::device(const std::string& wanted, int gpus) const {
+  if (wanted != "cuda" || !sharded() || gpus < 2) return wanted;
+  return fmt::format("cuda:{}", index % gpus);
+}
+
 Shard shard_from(const std::string& option, const Environment& environment) {
   if (!option.empty()) {
     const std::string where = "--shard " + option;

@@ -37,6 +37,9 @@ struct Shard {
   bool owns_block(size_t search, int64_t block) const;
   // The first case at or after `position` that this shard checks in search `search`.
   int64_t next_owned_case(size_t search, int64_t position) const;
+  // Shards on one host take one GPU each: `--device cuda` is shard I's cuda:(I mod `gpus`,
+  // the GPUs it sees) when it sees several; any other device (cuda:K, cpu) stays.
+  std::string device(const std::string& wanted, int gpus) const;
 };
 
 // The end of the block that holds `position` (where a slice of a search stops).

@@ -84,6 +84,16 @@ TEST(ShardFrom, BadValuesAreRefusedNamingTheirSource) {
                  "GTEST_SHARD_INDEX='-1'");
 }
 
+TEST(Shards, EachShardOfAHostTakesAGpuOfItsOwn) {
+  const Shard fourth = shard_from("3/8", no_environment);
+  EXPECT_EQ(fourth.device("cuda", 8), "cuda:3");
+  EXPECT_EQ(fourth.device("cuda", 2), "cuda:1");
+  EXPECT_EQ(fourth.device("cuda", 1), "cuda");      // CUDA_VISIBLE_DEVICES gave it one
+  EXPECT_EQ(fourth.device("cuda:5", 8), "cuda:5");  // chosen by hand
+  EXPECT_EQ(fourth.device("cpu", 8), "cpu");
+  EXPECT_EQ(shard_from("", no_environment).device("cuda", 8), "cuda");  // not a shard
+}
+
 TEST(Shards, EveryTargetRunsAndEveryShardFuzzes) {
   for (int count = 1; count <= 9; ++count)
     for (size_t targets = 1; targets <= 7; ++targets) {
