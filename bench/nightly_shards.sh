@@ -2,14 +2,15 @@
 # How a nightly run's rate grows with its shards (docs/sharding.md): for each count N in
 # SHARDS, the single-host recipe (examples/sharding/one_host.sh: N shards side by side for
 # BUDGET, then `kprop corpus merge`); prints per N the search cases/s and fuzz exec/s per
-# shard and in total, and the findings merged. Every run starts from an empty corpus, so
-# each finds the same historical defects afresh.
+# shard and in total, and the findings merged. Every run starts from the same corpus
+# (empty, or SEED_CORPUS), so each finds the same defects afresh.
 #
 #   KPROP=build/kprop SHARDS="1 2" BUDGET=60s JOBS=2 bench/nightly_shards.sh OUT [NIGHTLY ARGS...]
 #
 # KPROP may be a command ("python3 -m kprop" for Python adapters); NIGHTLY ARGS go to every
 # shard (default: causal_conv1d, its default and two historical implementations, on the
-# CPU); DEVICE=cuda gives each shard its GPU (cuda:I mod the GPUs).
+# CPU); DEVICE=cuda gives each shard its GPU (cuda:I mod the GPUs); SEED_CORPUS (default:
+# none) is copied into each run's corpus first, so that its findings are sightings.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: bench/nightly_shards.sh OUT [NIGHTLY ARGS...]}
@@ -25,6 +26,7 @@ for n in $counts; do
   run="$out/$n-shards"
   rm -rf "$run"
   mkdir -p "$run/corpus"
+  [ -z "${SEED_CORPUS:-}" ] || cp -r "$SEED_CORPUS/." "$run/corpus/"
   SHARDS=$n CORPUS="$run/corpus" examples/sharding/one_host.sh "$run" "${args[@]}" >"$run/recipe.log" 2>&1
   python3 - "$run/summary.json" "$n" <<'PY' || echo "| $n | no merged summary: $(tail -2 "$run/recipe.log") |"
 import json, sys
