@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -97,8 +96,7 @@ std::string shard_state(const fs::path& folder, const RunState& state) {
     } catch (const std::exception&) {
     }
   }
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
+  const std::string host = this_host();
   if (state.host == host && state.pid > 0 && fs::exists(fmt::format("/proc/{}", state.pid), ec))
     return "running";
   if (state.host == host) return "stopped early";

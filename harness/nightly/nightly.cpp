@@ -69,7 +69,13 @@ class Session {
         out_(config.out),
         keep_in_(config.keep_in.empty() ? config.corpus : config.keep_in),
         state_(read_run_state((out_ / "state.json").string())),
-        seconds_before_(state_.seconds) {}
+        seconds_before_(state_.seconds) {
+    // Who writes it now, once: a merge tells a shard that runs from one that was killed.
+    state_.host = this_host();
+    state_.pid = getpid();
+    state_.shard_index = config.shard.index;
+    state_.shard_count = config.shard.count;
+  }
 
   NightlyResult run();
 
@@ -343,12 +349,6 @@ void Session::search_slice() {
 
 void Session::save_state() {
   state_.seconds = seconds_before_ + elapsed();
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  state_.host = host;
-  state_.pid = getpid();
-  state_.shard_index = config_.shard.index;
-  state_.shard_count = config_.shard.count;
   write_run_state((out_ / "state.json").string(), state_);
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -55,6 +56,12 @@ Tally tally_from_json(const json& j) {
 }
 
 }  // namespace
+
+std::string this_host() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return host;
+}
 
 RunState read_run_state(const std::string& path) {
   RunState s;

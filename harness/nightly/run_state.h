@@ -42,6 +42,10 @@ struct RunState {
   int shard_index = 0, shard_count = 1;
 };
 
+// This machine's name: what a state records of the host that wrote it, and what a reader
+// compares it with to tell a shard that runs here from one elsewhere.
+std::string this_host();
+
 // The state at `path`; an empty one when there is none. Throws FileError when the file is
 // not a nightly state, naming it. A state written before a field existed reads it empty.
 RunState read_run_state(const std::string& path);
