@@ -18,14 +18,7 @@ root=$PWD
 RESULTS=${RESULTS:-$root/build-gpu/adapters}
 CASES=${CASES:-300}
 BOX=${BOX:-300}
-mkdir -p "$RESULTS"
-[ -x build-gpu/kprop ] ||
-  RESULTS=$RESULTS/build KERNELS="fla liger" scripts/gpu.py build >"$RESULTS/build.txt" 2>&1
-PY=${PYTHON:-$(command -v python3)}
-[ -x /opt/torch/.venv/bin/python3 ] && PY=${PYTHON:-/opt/torch/.venv/bin/python3}
-export PYTHONPATH=$root/build-gpu/python:$root/examples/upstream
-export KPROP_FLA_CONFIGS=${KPROP_FLA_CONFIGS-1} OMP_NUM_THREADS=1
-export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$root/build-gpu/triton-cache}
+. bench/gpu/adapters_env.sh  # builds kprop if needed; $PY and the environment
 mkdir -p "$RESULTS/corpus" && cp -rn corpus/upstream/. "$RESULTS/corpus/"
 
 run() {  # NAME ENV... -- kprop arguments

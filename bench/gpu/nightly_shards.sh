@@ -12,14 +12,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 RESULTS=${RESULTS:-$root/build-gpu/shards}
-mkdir -p "$RESULTS"
-[ -x build-gpu/kprop ] ||
-  RESULTS=$RESULTS/build KERNELS="fla liger" scripts/gpu.py build >"$RESULTS/build.txt" 2>&1
-PY=${PYTHON:-$(command -v python3)}
-[ -x /opt/torch/.venv/bin/python3 ] && PY=${PYTHON:-/opt/torch/.venv/bin/python3}
-export PYTHONPATH=$root/build-gpu/python:$root/examples/upstream
-export KPROP_FLA_CONFIGS=${KPROP_FLA_CONFIGS-1} OMP_NUM_THREADS=1
-export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$root/build-gpu/triton-cache}
+. bench/gpu/adapters_env.sh  # builds kprop if needed; $PY and the environment
 export LIGER_SRC=${LIGER_SRC:-$root/.upstream/Liger-Kernel} FLA_SRC=${FLA_SRC:-$root/.upstream/fla-head}
 if [ "${MPS:-1}" = 1 ]; then
   export CUDA_MPS_PIPE_DIRECTORY=$RESULTS/mps-pipe CUDA_MPS_LOG_DIRECTORY=$RESULTS/mps-log
