@@ -60,6 +60,16 @@ void Tally::count_known(const std::string& property) {
   ++by_property[property].known;
 }
 
+void Tally::add(const Tally& other) {
+  cases += other.cases;
+  passed += other.passed;
+  failed += other.failed;
+  known += other.known;
+  rejected += other.rejected;
+  skipped += other.skipped;
+  seconds += other.seconds;
+}
+
 uint64_t case_seed(uint64_t seed, int64_t index) {
   uint64_t z = seed + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(index + 1);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;

@@ -32,6 +32,8 @@ struct Tally {
   std::map<std::string, Tally> by_property;
   void count(const Verdict& v);
   void count_known(const std::string& property);
+  // Adds another run's counts and seconds (not its by_property): slices of one search.
+  void add(const Tally& other);
 };
 
 struct SearchOptions {

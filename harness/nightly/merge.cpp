@@ -146,14 +146,7 @@ class Merge {
     shard.seconds = state.seconds;
     for (const auto& [key, tally] : state.tallies) {
       shard.cases += tally.cases;
-      Tally& sum = result_.searches[key];
-      sum.cases += tally.cases;
-      sum.passed += tally.passed;
-      sum.failed += tally.failed;
-      sum.known += tally.known;
-      sum.rejected += tally.rejected;
-      sum.skipped += tally.skipped;
-      sum.seconds += tally.seconds;
+      result_.searches[key].add(tally);
     }
     for (const auto& [identity, n] : state.sightings) result_.sightings[identity] += n;
     for (const auto& [name, t] : state.targets) {
