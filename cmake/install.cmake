@@ -2,7 +2,7 @@
 # use with find_package(kprop) (examples/out_of_tree/):
 #   P/bin/kprop                         the command line
 #   P/lib/libkprop.so                   the harness (target kprop::harness)
-#   P/include/kprop/{generators,kernels,harness}/*.h
+#   P/include/kprop/{core,generators,kernels,harness}/*.h
 #   P/lib/cmake/kprop/                  kpropConfig.cmake, its version and targets
 #   P/lib/kprop/python/kprop/           the Python entry, when it was built
 #                                       (PYTHONPATH=P/lib/kprop/python python3 -m kprop)
@@ -22,7 +22,7 @@ install(TARGETS kprop_harness kprop EXPORT kpropTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The public headers keep their paths ("harness/engine/property.h"), as kprop's own code includes
 # them. The fuzz targets' sources stay out.
-foreach(dir generators kernels harness)
+foreach(dir core generators kernels harness)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kprop
           FILES_MATCHING PATTERN "*.h"

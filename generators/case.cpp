@@ -4,7 +4,7 @@
 
 #include <tuple>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 
 namespace kprop {
 

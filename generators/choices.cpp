@@ -30,13 +30,6 @@ int pick_width(const std::vector<uint32_t>& weights) {
 
 }  // namespace
 
-uint64_t RandomChoices::next() {
-  uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
 size_t RandomChoices::pick(const std::vector<uint32_t>& weights, size_t) {
   uint64_t total = 0;
   for (uint32_t w : weights) total += w;

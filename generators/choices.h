@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/splitmix64.h"
+
 namespace kprop {
 
 // The byte layout of ByteChoices and ChoiceRecorder.
@@ -44,18 +46,18 @@ class ChoiceSource {
   virtual bool recording() const { return false; }
 };
 
-// SplitMix64: small, fast, and the same on every platform.
+// SplitMix64 (core/splitmix64.h): small, fast, and the same on every platform.
 class RandomChoices final : public ChoiceSource {
  public:
-  explicit RandomChoices(uint64_t seed) : state_(seed) {}
+  explicit RandomChoices(uint64_t seed) : words_(seed) {}
   size_t pick(const std::vector<uint32_t>& weights, size_t wanted) override;
   uint64_t below(uint64_t n, uint64_t wanted) override;
   uint64_t data_seed(uint64_t wanted) override;
   bool flag(uint32_t simplest_weight, uint32_t other_weight, bool wanted) override;
-  uint64_t next();
+  uint64_t next() { return words_.next(); }
 
  private:
-  uint64_t state_;
+  SplitMix64 words_;
 };
 
 class ByteChoices final : public ChoiceSource {

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 
 namespace kprop {
 

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "generators/value_steps.h"
 
 namespace kprop {

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "generators/shrink.h"
 #include "generators/value_steps.h"
 #include "harness/spec/kernel_spec.h"

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/cli/entry.h"
 #include "harness/execution/dispatch.h"
 #include "harness/execution/takes.h"

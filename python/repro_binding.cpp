@@ -4,7 +4,7 @@
 #include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/engine/repro_material.h"
 
 namespace py = pybind11;

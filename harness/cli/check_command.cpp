@@ -14,7 +14,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/entry.h"
 #include "harness/cli/progress.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/entry.h"
 #include "harness/execution/call_profile.h"

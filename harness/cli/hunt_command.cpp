@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/entry.h"
 #include "harness/cli/style.h"

@@ -13,7 +13,7 @@
 #include <regex>
 #include <thread>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/entry.h"
 #include "harness/engine/corpus.h"

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "generators/schema.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/entry.h"

@@ -11,7 +11,7 @@
 #include <cmath>
 #include <iostream>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/cli/commands.h"
 #include "harness/execution/implementations.h"
 #include "harness/model/kernel_info.h"

@@ -4,7 +4,7 @@
 // with --builtin-only kprop's own implementations run, judged as recorded.
 #include <fmt/format.h>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/entry.h"
 #include "harness/cli/style.h"

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/progress.h"
 #include "harness/engine/property.h"

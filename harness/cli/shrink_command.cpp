@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/entry.h"
 #include "harness/cli/progress.h"

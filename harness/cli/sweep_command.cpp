@@ -2,7 +2,7 @@
 // (or JSON) on stdout and, on request, as Markdown and SVG heatmap files.
 #include <fmt/format.h>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/progress.h"
 #include "harness/model/kernel_info.h"

@@ -11,7 +11,7 @@
 
 #include <cerrno>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/engine/property.h"
 #include "harness/execution/implementations.h"
 #include "harness/model/identity.h"

@@ -6,11 +6,11 @@
 
 #include <regex>
 
-#include "generators/errors.h"
+#include "core/errors.h"
+#include "core/registry.h"
 #include "harness/execution/interrupt.h"
 #include "harness/execution/isolation.h"
 #include "harness/execution/takes.h"
-#include "harness/model/registry.h"
 
 namespace kprop {
 

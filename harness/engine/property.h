@@ -47,7 +47,7 @@ Verdict open_verdict(const KernelInfo& kernel, const Case& c);
 
 // The registry of properties: each file of harness/engine/properties/ registers its own at load
 // time (`static const bool registered = register_property(...)`); false when one of that
-// name is there already (a library loaded twice), as for kernels (harness/model/registry.h).
+// name is there already (a library loaded twice), as for kernels (core/registry.h).
 bool register_property(std::unique_ptr<Property> property);
 const Property& find_property(const std::string& name);  // throws UsageError
 std::vector<std::string> property_names();                // sorted

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/engine/property.h"
 #include "harness/execution/implementations.h"
 #include "harness/model/kernel_info.h"

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <regex>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/engine/properties/calls.h"
 #include "harness/execution/implementations.h"
 #include "harness/execution/layout_variants.h"

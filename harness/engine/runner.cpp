@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/splitmix64.h"
 #include "generators/draw.h"
 #include "generators/shrink.h"
 #include "harness/engine/properties/calls.h"
@@ -70,11 +71,9 @@ void Tally::add(const Tally& other) {
   seconds += other.seconds;
 }
 
+// The index-th word of the seed's SplitMix64 stream, reached without the words before it.
 uint64_t case_seed(uint64_t seed, int64_t index) {
-  uint64_t z = seed + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(index + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
+  return SplitMix64::at(seed, static_cast<uint64_t>(index)).next();
 }
 
 CaseSpace search_space(const SearchOptions& options, const std::string& property, int64_t index) {

@@ -4,7 +4,7 @@
 #include <ATen/Functions.h>
 #include <fmt/format.h>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/execution/implementations.h"
 
 namespace kprop {

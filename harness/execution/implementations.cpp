@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/execution/dispatch.h"
 
 namespace kprop {

@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/execution/interrupt.h"
 #include "harness/execution/own_executable.h"
 #include "harness/storage/case_file.h"

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/execution/device.h"
 #include "harness/execution/layout_variants.h"
 #include "harness/model/kernel_info.h"

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
+#include "core/errors.h"
 #include "generators/draw.h"
-#include "generators/errors.h"
 #include "harness/engine/property.h"
 #include "harness/model/kernel_info.h"
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/engine/corpus.h"
 #include "harness/engine/property.h"
 #include "harness/engine/triage.h"

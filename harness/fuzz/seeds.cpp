@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/engine/corpus.h"
 #include "harness/storage/atomic_file.h"
 #include "harness/storage/case_file.h"

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/model/kernel_info.h"
 
 namespace kprop {

@@ -1,9 +1,9 @@
 #include "harness/model/kernel_info.h"
 
-#include "generators/errors.h"
+#include "core/errors.h"
+#include "core/registry.h"
 #include "harness/model/host_values.h"
 #include "harness/model/random_tensor.h"
-#include "harness/model/registry.h"
 #include "harness/model/tensor_layouts.h"
 
 namespace kprop {

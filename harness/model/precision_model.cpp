@@ -5,10 +5,10 @@
 
 #include <algorithm>
 
-#include "generators/errors.h"
+#include "core/errors.h"
+#include "core/registry.h"
 #include "generators/param.h"
 #include "generators/schema.h"
-#include "harness/model/registry.h"
 
 namespace kprop {
 

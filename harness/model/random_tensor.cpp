@@ -2,8 +2,8 @@
 
 #include <cmath>
 
+#include "core/splitmix64.h"
 #include "harness/model/host_values.h"
-#include "harness/model/splitmix64.h"
 
 namespace kprop {
 

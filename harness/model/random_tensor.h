@@ -2,7 +2,7 @@
 //
 // kprop never stores tensors: a case names its data by (seed, distribution), and every
 // input is drawn from its own stream so that adding an input never changes another.
-// The generator is SplitMix64 with Box-Muller (harness/model/splitmix64.h).
+// The generator is SplitMix64 with Box-Muller (core/splitmix64.h).
 //
 // The canonical bits are the host's: a loop over the stream in float64 (glibc's log, sin
 // and cos), rounded to the dtype. A device draws the same tensor in one pass of ATen

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 
 extern char** environ;
 

@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/engine/corpus.h"
 #include "harness/fuzz/fuzz_target.h"
 #include "harness/nightly/run_state.h"

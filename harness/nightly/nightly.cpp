@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/engine/corpus.h"
 #include "harness/engine/property.h"
 #include "harness/engine/triage.h"

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/storage/atomic_file.h"
 #include "harness/storage/case_file.h"
 

@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 
 namespace kprop {
 

@@ -10,7 +10,7 @@
 #include <optional>
 #include <set>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/engine/properties/chunked_run.h"
 #include "harness/engine/property.h"
 #include "harness/execution/implementations.h"

@@ -11,7 +11,7 @@
 #include <map>
 #include <tuple>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/engine/properties/calls.h"
 #include "harness/engine/runner.h"
 #include "harness/execution/implementations.h"

@@ -5,7 +5,7 @@
 
 #include <variant>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/model/random_tensor.h"
 
 namespace kprop {

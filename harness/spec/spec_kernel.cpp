@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/execution/dispatch.h"
 #include "harness/model/host_values.h"
 #include "harness/model/random_tensor.h"

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 
 namespace kprop {
 

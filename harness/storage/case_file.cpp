@@ -11,7 +11,7 @@
 #include <system_error>
 #include <vector>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/model/kernel_info.h"
 #include "harness/storage/atomic_file.h"
 

@@ -11,7 +11,7 @@
 #include <set>
 #include <string>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "kernels/causal_conv1d/tiling.h"
 
 namespace kprop::causal_conv1d {

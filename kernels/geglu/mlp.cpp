@@ -19,7 +19,7 @@
 #include <chrono>
 #include <cmath>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/model/precision_model.h"
 #include "harness/model/random_tensor.h"
 #include "harness/model/tolerance.h"

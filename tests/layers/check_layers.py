@@ -15,6 +15,7 @@ import sys
 # Bottom to top. The kernels are plug-ins of the harness: they may use all of it, and
 # nothing of the harness names one.
 LAYERS = [
+    "core",                    # errors, random numbers, the registry: what every layer uses
     "generators",              # cases, schemas, choices, shrinking
     "harness/model",           # what a kernel, a case, a tolerance and a verdict are
     "harness/storage",         # their files: case files, fingerprints, verdict JSON

@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/storage/atomic_file.h"
 
 namespace kprop {

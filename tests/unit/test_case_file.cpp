@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/errors.h"
 #include "generators/choices.h"
 #include "generators/draw.h"
-#include "generators/errors.h"
 #include "harness/engine/corpus.h"
 #include "harness/engine/property.h"
 #include "harness/engine/replay.h"

@@ -6,9 +6,9 @@
 #include <ATen/Functions.h>
 #include <gtest/gtest.h>
 
+#include "core/errors.h"
 #include "generators/choices.h"
 #include "generators/draw.h"
-#include "generators/errors.h"
 #include "harness/engine/properties/handed_tensors.h"
 #include "harness/engine/property.h"
 #include "harness/execution/call_profile.h"

@@ -12,7 +12,7 @@
 #include <c10/util/Exception.h>
 #include <torch/version.h>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/engine/corpus.h"
 #include "harness/engine/property.h"
 #include "harness/engine/triage.h"

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "core/errors.h"
 #include "generators/case.h"
 #include "generators/choices.h"
 #include "generators/draw.h"
-#include "generators/errors.h"
 #include "generators/schema.h"
 #include "generators/shrink.h"
 #include "kernels/causal_conv1d/schema.h"

@@ -12,7 +12,7 @@
 #include <map>
 #include <sstream>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "generators/schema.h"
 #include "harness/engine/corpus.h"
 #include "harness/engine/replay.h"

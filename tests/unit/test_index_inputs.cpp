@@ -7,7 +7,7 @@
 
 #include <limits>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/engine/properties/calls.h"
 #include "harness/engine/property.h"
 #include "harness/execution/layout_variants.h"

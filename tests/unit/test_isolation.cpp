@@ -9,7 +9,7 @@
 
 #include <chrono>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/engine/property.h"
 #include "harness/execution/dispatch.h"
 #include "harness/execution/isolation.h"

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/engine/property.h"
 #include "harness/execution/dispatch.h"
 #include "harness/execution/takes.h"

@@ -5,7 +5,7 @@
 // dy and fails here, naming the gradient, the cotangent and the layout.
 #include <gtest/gtest.h>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/engine/property.h"
 #include "harness/engine/repro_material.h"
 #include "harness/execution/call_profile.h"

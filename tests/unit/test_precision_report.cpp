@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/model/precision_model.h"
 #include "harness/model/propagated_error.h"
 #include "harness/model/random_tensor.h"

@@ -1,12 +1,12 @@
-// The one registry of what registers itself (harness/model/registry.h), and the three that
+// The one registry of what registers itself (core/registry.h), and the three that
 // use it: kernels, properties, precision models each refuse a second of a name.
 #include <gtest/gtest.h>
 
-#include "generators/errors.h"
+#include "core/errors.h"
+#include "core/registry.h"
 #include "harness/engine/property.h"
 #include "harness/model/kernel_info.h"
 #include "harness/model/precision_model.h"
-#include "harness/model/registry.h"
 
 namespace kprop {
 namespace {

@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/nightly/shard.h"
 
 namespace kprop {

@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "generators/schema.h"
 #include "harness/fuzz/fuzz_input.h"
 #include "harness/fuzz/structured_mutator.h"

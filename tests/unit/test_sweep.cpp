@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "generators/schema.h"
 #include "harness/model/kernel_info.h"
 #include "harness/presentation/svg_heatmap.h"

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 #include "harness/storage/case_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "generators/errors.h"
+#include "core/errors.h"
 
 namespace kprop {
 
