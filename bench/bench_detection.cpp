@@ -21,7 +21,7 @@
 
 #include "harness/engine/runner.h"
 #include "harness/model/identity.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace {
 
@@ -33,7 +33,7 @@ double median(std::vector<double> v) {
 }
 
 // The implementations the kernel's known defects name, in the order they first appear.
-std::vector<std::string> defective_implementations(const kprop::KernelInfo& kernel) {
+std::vector<std::string> defective_implementations(const kprop::Kernel& kernel) {
   std::vector<std::string> out;
   for (const auto& d : kernel.known_defects())
     for (const auto& impl : d.impls)
@@ -41,7 +41,7 @@ std::vector<std::string> defective_implementations(const kprop::KernelInfo& kern
   return out;
 }
 
-void bench_kernel(const kprop::KernelInfo& kernel, int seeds, int64_t max_cases) {
+void bench_kernel(const kprop::Kernel& kernel, int seeds, int64_t max_cases) {
   const std::vector<std::string> states = defective_implementations(kernel);
   const std::vector<std::string> properties = kernel.properties();
   fmt::print("# {}\n\n", kernel.name());

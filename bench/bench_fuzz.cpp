@@ -51,7 +51,7 @@
 #include "harness/engine/runner.h"
 #include "harness/execution/own_executable.h"
 #include "harness/model/identity.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 extern char** environ;
 
@@ -320,7 +320,7 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-void execs_per_second(const Options& o, const kprop::KernelInfo& kernel) {
+void execs_per_second(const Options& o, const kprop::Kernel& kernel) {
   struct Row {
     std::string impl, property;
     FuzzerResult result;
@@ -395,7 +395,7 @@ void execs_per_second(const Options& o, const kprop::KernelInfo& kernel) {
   std::fflush(stdout);  // a part is whole on disk even if a later one is cut short
 }
 
-void time_to_find(const Options& o, const kprop::KernelInfo& kernel) {
+void time_to_find(const Options& o, const kprop::Kernel& kernel) {
   struct Pair {
     kprop::KnownDefect defect;
     std::string impl;

@@ -20,6 +20,7 @@
 #include "harness/execution/dispatch.h"
 #include "harness/execution/isolation.h"
 #include "harness/execution/own_executable.h"
+#include "harness/execution/session.h"
 
 namespace {
 
@@ -69,7 +70,8 @@ kprop::Case one_case(const std::string& impl, int64_t cols) {
 
 int main(int argc, char** argv) {
   const int64_t cases = argc > 1 ? std::atoll(argv[1]) : 400;
-  kprop::IsolationSettings iso;
+  kprop::SessionSettings isolated;
+  kprop::IsolationSettings& iso = isolated.isolation;
   iso.enabled = true;
   const auto built = [](const char* path) { return kprop::beside_own_executable(path).string(); };
   iso.command = {argc > 2 ? argv[2] : built(KPROP_EXECUTABLE)};
@@ -83,9 +85,8 @@ int main(int argc, char** argv) {
   fmt::print("|---|---|---|---|\n");
   for (const bool large : {false, true}) {
     const auto s = population(cases, large);
-    kprop::set_isolation({});
-    const double here = rate(s, 3);
-    kprop::set_isolation(iso);
+    const double here = rate(s, 3);  // no session: in-process
+    const kprop::Session session(isolated);
     kprop::evaluate(one_case("plugin_ok::scaled_tanh", 8));  // the worker is started
     const double there = rate(s, 3);
     fmt::print("| {} ({} cases) | {:.0f} | {:.0f} | {:.2f} |\n",
@@ -94,7 +95,7 @@ int main(int argc, char** argv) {
   }
 
   // A fresh worker: spawn, load libtorch and both plugins, answer "ready".
-  kprop::set_isolation(iso);
+  const kprop::Session session(isolated);
   std::vector<double> starts, crashes;
   for (int i = 0; i < 10; ++i) {
     kprop::stop_isolated_worker();
@@ -115,6 +116,5 @@ int main(int argc, char** argv) {
              starts[0], starts[9]);
   fmt::print("| a crashing case + the next case (fresh worker), s | {:.3f} | {:.3f} | {:.3f} |\n",
              crashes[5], crashes[0], crashes[9]);
-  kprop::set_isolation({});
   return 0;
 }

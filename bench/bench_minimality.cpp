@@ -13,7 +13,7 @@
 #include "harness/engine/corpus.h"
 #include "harness/engine/property.h"
 #include "harness/model/identity.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace {
 

@@ -35,7 +35,7 @@
 #include "generators/draw.h"
 #include "harness/engine/property.h"
 #include "harness/engine/runner.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace {
 

@@ -1,4 +1,5 @@
-// kprop._kprop: kprop's command line (harness/cli/entry.h) inside a Python interpreter.
+// kprop._kprop: kprop's engine (harness/api/) and command line (harness/cli/entry.h) inside
+// a Python interpreter.
 //
 // kprop/__init__.py imports torch first, then this module, and calls main(): the C++
 // command line runs with the GIL released, so that the Python kernels it calls through
@@ -10,6 +11,8 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <functional>
 #include <map>
 #include <optional>
@@ -18,6 +21,8 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "harness/api/check.h"
+#include "harness/api/replay.h"
 #include "harness/cli/entry.h"
 #include "harness/execution/dispatch.h"
 #include "harness/execution/takes.h"
@@ -77,15 +82,21 @@ void make_kprop_global() {
     dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
 }
 
-// Runs one command line; the command's result (its --json form) is handed to `result`.
-int run(std::vector<std::string> args, std::vector<std::string> worker_command,
-        std::function<void(const std::string&)> result) {
+// The entry every call from Python runs under: named as the command line's, its isolation
+// workers this interpreter again, --import its modules.
+void enter(std::vector<std::string> worker_command, std::function<void(const std::string&)> result) {
   kprop::Entry entry;
   entry.name = "python3 -m kprop";
   entry.command = std::move(worker_command);
   entry.import_module = import_module;
   entry.result = std::move(result);
   kprop::set_entry(std::move(entry));
+}
+
+// Runs one command line; the command's result (its --json form) is handed to `result`.
+int run(std::vector<std::string> args, std::vector<std::string> worker_command,
+        std::function<void(const std::string&)> result) {
+  enter(std::move(worker_command), std::move(result));
   py::gil_scoped_release release;
   return kprop::run_cli(args);
 }
@@ -103,41 +114,91 @@ std::pair<int, std::string> run_for_result(std::vector<std::string> args,
   return {code, json};
 }
 
-// A kprop usage error as Python's ValueError, with kprop's message.
-template <typename F>
-auto usage(F f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const kprop::UsageError& e) {
-    throw py::value_error(e.what());
+// A report's JSON value as the Python value it is, in memory (no text between them).
+py::object python_of(const nlohmann::json& j) {
+  using Type = nlohmann::json::value_t;
+  switch (j.type()) {
+    case Type::boolean: return py::bool_(j.get<bool>());
+    case Type::number_integer: return py::int_(j.get<int64_t>());
+    case Type::number_unsigned: return py::int_(j.get<uint64_t>());
+    case Type::number_float: return py::float_(j.get<double>());
+    case Type::string: return py::str(j.get_ref<const std::string&>());
+    case Type::array: {
+      py::list out;
+      for (const auto& v : j) out.append(python_of(v));
+      return std::move(out);
+    }
+    case Type::object: {
+      py::dict out;
+      for (const auto& [k, v] : j.items()) out[py::str(k)] = python_of(v);
+      return std::move(out);
+    }
+    default: return py::none();
   }
+}
+
+// kprop.check's engine call (harness/api/check.h): the request's fields as keywords, the
+// report as {"exit_code", "report"} (the report as `check --json` gives it).
+py::dict check(const kprop::CheckRequest& request, std::vector<std::string> worker_command) {
+  enter(std::move(worker_command), nullptr);
+  kprop::CheckReport report;
+  {
+    py::gil_scoped_release release;
+    report = kprop::check(request);
+  }
+  py::dict out;
+  out["exit_code"] = report.exit_code;
+  out["stopped"] = report.stopped;
+  out["report"] = python_of(kprop::to_json(report));
+  return out;
+}
+
+// kprop.replay's engine call (harness/api/replay.h): {exit_code, files}, each file
+// {path, ok, error, report} (report: as `replay --json` gives it; None for a bad file).
+py::dict replay(const kprop::ReplayRequest& request, std::vector<std::string> worker_command) {
+  enter(std::move(worker_command), nullptr);
+  kprop::ReplayReport report;
+  {
+    py::gil_scoped_release release;
+    report = kprop::replay_files(request);
+  }
+  py::list files;
+  for (const auto& f : report.files) {
+    py::dict d;
+    d["path"] = f.path;
+    d["ok"] = f.ok;
+    d["error"] = f.error;
+    d["report"] = f.result ? python_of(kprop::to_json(*f.result)) : py::none();
+    files.append(d);
+  }
+  py::dict out;
+  out["exit_code"] = report.exit_code;
+  out["files"] = files;
+  return out;
 }
 
 // What the Python API needs to register an implementation of `kernel` through autograd:
 // the operator schemas and the names of its inputs and outputs in them.
 py::dict kernel_tensors(const std::string& name) {
-  return usage([&] {
-    const kprop::KernelInfo& kernel = kprop::find_kernel(name);
-    const kprop::KernelSpec* spec = kprop::spec_of(kernel);
-    if (!spec) throw kprop::UsageError("kernel " + name + " has no spec");
-    auto describe = [](const std::vector<kprop::TensorSpec>& tensors) {
-      py::list out;
-      for (const auto& t : tensors) {
-        py::dict d;
-        d["name"] = t.name;
-        d["argument"] = t.argument.empty() ? t.name : t.argument;
-        d["differentiable"] = t.differentiable;
-        out.append(d);
-      }
-      return out;
-    };
-    py::dict d;
-    d["forward_schema"] = spec->forward_schema;
-    d["backward_schema"] = spec->backward_schema;
-    d["inputs"] = describe(spec->inputs);
-    d["outputs"] = describe(spec->outputs);
-    return d;
-  });
+  const kprop::Kernel& kernel = kprop::find_kernel(name);
+  const kprop::KernelSpec& spec = kernel.declaration();
+  auto describe = [](const std::vector<kprop::TensorSpec>& tensors) {
+    py::list out;
+    for (const auto& t : tensors) {
+      py::dict d;
+      d["name"] = t.name;
+      d["argument"] = t.argument.empty() ? t.name : t.argument;
+      d["differentiable"] = t.differentiable;
+      out.append(d);
+    }
+    return out;
+  };
+  py::dict d;
+  d["forward_schema"] = spec.forward_schema;
+  d["backward_schema"] = spec.backward_schema;
+  d["inputs"] = describe(spec.inputs);
+  d["outputs"] = describe(spec.outputs);
+  return d;
 }
 
 void declare_takes(const std::string& kernel, const std::string& impl,
@@ -148,39 +209,100 @@ void declare_takes(const std::string& kernel, const std::string& impl,
                    const std::vector<std::string>& overwrites,
                    const std::vector<std::string>& layouts, bool layout_changes_reduction_order,
                    bool nondeterministic, const std::string& same_function_as) {
-  usage([&] {
-    kprop::Takes t;
-    for (const auto& d : dtypes) {
-      const auto dtype = kprop::parse_dtype(d);
-      if (!dtype)
-        throw kprop::UsageError("kernel " + kernel + ", implementation " + impl +
-                                ": takes dtypes: unknown dtype '" + d + "'");
-      t.dtypes.push_back(*dtype);
-    }
-    t.devices = devices;
-    for (const auto& [name, r] : ranges) t.ranges[name] = {r.first, r.second};
-    t.choices = choices;
-    t.flags = flags;
-    t.overwrites = overwrites;
-    t.layouts = layouts;
-    t.layout_changes_reduction_order = layout_changes_reduction_order;
-    t.nondeterministic = nondeterministic;
-    t.same_function_as = same_function_as;
-    kprop::declare_takes(kernel, impl, std::move(t));
-  });
+  kprop::Takes t;
+  for (const auto& d : dtypes) {
+    const auto dtype = kprop::parse_dtype(d);
+    if (!dtype)
+      throw kprop::UsageError("kernel " + kernel + ", implementation " + impl +
+                              ": takes dtypes: unknown dtype '" + d + "'");
+    t.dtypes.push_back(*dtype);
+  }
+  t.devices = devices;
+  for (const auto& [name, r] : ranges) t.ranges[name] = {r.first, r.second};
+  t.choices = choices;
+  t.flags = flags;
+  t.overwrites = overwrites;
+  t.layouts = layouts;
+  t.layout_changes_reduction_order = layout_changes_reduction_order;
+  t.nondeterministic = nondeterministic;
+  t.same_function_as = same_function_as;
+  kprop::declare_takes(kernel, impl, std::move(t));
 }
 
 }  // namespace
 
 PYBIND11_MODULE(_kprop, m) {
-  m.doc() = "kprop's command line (kprop.main runs it; python3 -m kprop)";
+  m.doc() = "kprop's engine and command line (kprop.check, ...; kprop.main runs a command line)";
   make_kprop_global();
+  py::register_exception<kprop::UsageError>(m, "UsageError", PyExc_ValueError);
+  py::register_exception<kprop::CaseError>(m, "CaseError", PyExc_ValueError);
   kprop::set_operator_error_reader(python_kernel_error);
   m.def("main", &main, py::arg("args"), py::arg("worker_command"),
         "Runs one kprop command line (args[0] is the program's name) and returns its exit "
         "code; isolation workers are started as worker_command + ['__worker', ...].");
   m.def("run_for_result", &run_for_result, py::arg("args"), py::arg("worker_command"),
         "Runs one command line; returns (exit code, its result as JSON text).");
+  m.def(
+      "check",
+      [](const std::string& kernel, const std::string& impl, int64_t cases, uint64_t seed,
+         std::vector<std::string> properties, std::vector<std::string> dtypes,
+         std::vector<std::string> set, std::vector<std::string> limits, bool shrink,
+         double shrink_seconds, const std::string& corpus, std::vector<std::string> libraries,
+         std::vector<std::string> imports, const std::string& device,
+         const std::string& oracle_device, std::vector<std::string> refusals,
+         double case_timeout, bool isolate, std::vector<std::string> worker_command) {
+        kprop::CheckRequest q;
+        q.kernel = kernel;
+        q.impl = impl;
+        q.cases = cases;
+        q.seed = seed;
+        q.properties = std::move(properties);
+        q.dtypes = std::move(dtypes);
+        q.set = std::move(set);
+        q.limits = std::move(limits);
+        q.shrink = shrink;
+        q.shrink_seconds = shrink_seconds;
+        q.corpus = corpus;
+        q.entry_name = "python3 -m kprop";
+        q.run.libraries = std::move(libraries);
+        q.run.imports = std::move(imports);
+        q.run.device = device;
+        q.run.oracle_device = oracle_device;
+        q.run.refusals = std::move(refusals);
+        q.run.case_timeout = case_timeout;
+        q.run.isolate = isolate;
+        return check(q, std::move(worker_command));
+      },
+      py::arg("kernel"), py::arg("impl"), py::arg("cases"), py::arg("seed"),
+      py::arg("properties"), py::arg("dtypes"), py::arg("set"), py::arg("limits"),
+      py::arg("shrink"), py::arg("shrink_seconds"), py::arg("corpus"), py::arg("libraries"),
+      py::arg("imports"), py::arg("device"), py::arg("oracle_device"), py::arg("refusals"),
+      py::arg("case_timeout"), py::arg("isolate"), py::arg("worker_command"),
+      "kprop's check (harness/api/check.h): {exit_code, stopped, report}.");
+  m.def(
+      "replay",
+      [](std::vector<std::string> paths, const std::string& impl, bool builtin_only,
+         std::vector<std::string> libraries, std::vector<std::string> imports,
+         const std::string& device, const std::string& oracle_device,
+         std::vector<std::string> refusals, double case_timeout, bool isolate,
+         std::vector<std::string> worker_command) {
+        kprop::ReplayRequest q;
+        q.paths = std::move(paths);
+        q.impl = impl;
+        q.builtin_only = builtin_only;
+        q.run.libraries = std::move(libraries);
+        q.run.imports = std::move(imports);
+        q.run.device = device;
+        q.run.oracle_device = oracle_device;
+        q.run.refusals = std::move(refusals);
+        q.run.case_timeout = case_timeout;
+        q.run.isolate = isolate;
+        return replay(q, std::move(worker_command));
+      },
+      py::arg("paths"), py::arg("impl"), py::arg("builtin_only"), py::arg("libraries"),
+      py::arg("imports"), py::arg("device"), py::arg("oracle_device"), py::arg("refusals"),
+      py::arg("case_timeout"), py::arg("isolate"), py::arg("worker_command"),
+      "kprop's replay (harness/api/replay.h): {exit_code, files}.");
   m.def("kernel_names", &kprop::kernel_names, "The registered kernels.");
   m.def("kernel_tensors", &kernel_tensors, py::arg("kernel"),
         "A kernel's operator schemas and its inputs and outputs by name.");
@@ -190,9 +312,9 @@ PYBIND11_MODULE(_kprop, m) {
         py::arg("same_function_as") = "",
         "Declares what an implementation takes (harness/execution/takes.h).");
   m.def("register_kernel",
-        [](const py::dict& d) { return usage([&] { return kprop::python::register_python_kernel(d); }); },
+        [](const py::dict& d) { return kprop::python::register_python_kernel(d); },
         py::arg("description"), "Registers a kernel declared from Python (kprop.Kernel).");
-  m.def("load_library", [](const std::string& path) { usage([&] { kprop::load_operator_library(path); }); },
+  m.def("load_library", [](const std::string& path) { kprop::load_operator_library(path); },
         py::arg("path"), "Loads an operator library (as --load).");
   m.def("repro_material", &kprop::python::repro_material, py::arg("path"), py::arg("impl") = "",
         "A kept case's inputs, cotangents, float64 reference and bounds (kprop.repro).");

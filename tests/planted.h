@@ -13,7 +13,7 @@
 #include "generators/shrink.h"
 #include "harness/engine/diagnosis.h"
 #include "harness/engine/property.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/presentation/report.h"
 
 namespace kprop {

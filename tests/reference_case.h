@@ -6,9 +6,9 @@
 
 #include "generators/choices.h"
 #include "generators/draw.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
-inline kprop::Case reference_case(const kprop::KernelInfo& kernel, uint64_t seed) {
+inline kprop::Case reference_case(const kprop::Kernel& kernel, uint64_t seed) {
   kprop::RandomChoices choices(seed);
   kprop::CaseSpace space;
   space.impl = "reference";

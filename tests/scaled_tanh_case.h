@@ -4,7 +4,7 @@
 #include <string>
 
 #include "generators/schema.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 inline kprop::Case tanh_case(const std::string& impl, int64_t cols,
                              const std::string& property = "vs_reference", uint64_t seed = 7) {

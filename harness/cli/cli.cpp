@@ -16,16 +16,6 @@
 
 namespace kprop {
 
-namespace {
-Entry& current_entry() {
-  static Entry e;
-  return e;
-}
-}  // namespace
-
-void set_entry(Entry e) { current_entry() = std::move(e); }
-const Entry& entry() { return current_entry(); }
-
 int run_cli(const std::vector<std::string>& args) {
   CLI::App app{"kprop: property-based and differential testing of ML compute kernels"};
   app.require_subcommand(1);

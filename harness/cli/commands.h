@@ -6,9 +6,12 @@
 #include <CLI/CLI.hpp>
 
 #include "generators/param.h"
+#include "harness/api/run_options.h"
+#include "harness/api/settings.h"
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,20 +27,10 @@ struct CommonOptions {
   std::string oracle_device = "auto";  // where the float64 oracle runs (the same header)
 };
 void add_common_options(CLI::App* cmd, CommonOptions& o);
-// Sets the outside implementations' device, loads the --load libraries, then imports the
-// --import modules (harness/cli/entry.h).
-void load_libraries(const CommonOptions& o);
 // Option validators: a finite number in lo..hi (NaN and inf refused), and an integer that
 // is not negative (an unsigned option would wrap -1 to 2^64-1).
 CLI::Validator finite_in(double lo, double hi);
 CLI::Validator not_negative();
-// The kernel a command names, or the registry's default when it names none.
-std::string kernel_or_default(const std::string& kernel);
-// `NAME=VALUE` settings checked against the kernel's schema; NAME=N limits likewise.
-std::map<std::string, ParamValue> parse_settings(const std::string& kernel,
-                                                 const std::vector<std::string>& settings);
-std::map<std::string, int64_t> parse_limits(const std::string& kernel,
-                                            const std::vector<std::string>& limits);
 
 // How the implementations from outside (NS::kernel of a --load library) are run and
 // judged (harness/execution/isolation.h, harness/engine/property.h): in a worker process with a time limit
@@ -48,8 +41,10 @@ struct IsolationOptions {
   bool in_process = false;            // --no-isolation: run them in kprop's own process
 };
 void add_isolation_options(CLI::App* cmd, IsolationOptions& o);
-// Declares the refusals and switches isolation on (after load_libraries).
-void apply_isolation(const CommonOptions& common, const IsolationOptions& o);
+// What the command's session is opened with (harness/api/run_options.h): its libraries,
+// modules and devices; outside implementations isolated as `isolation` says (none given:
+// in-process, as hunt, report, sweep and corpus run them).
+RunOptions run_options(const CommonOptions& common, const IsolationOptions* isolation = nullptr);
 
 // The hidden `kprop __worker`: answers cases for an isolating kprop (harness/execution/isolation.h).
 struct WorkerOptions {

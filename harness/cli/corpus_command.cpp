@@ -28,7 +28,8 @@ void add_corpus_command(CLI::App& app, CorpusMergeOptions& o) {
 }
 
 int run_corpus_merge(const CorpusMergeOptions& o) {
-  load_libraries(o.common);  // a corpus may hold cases of a --load library's kernels
+  // A corpus may hold cases of a --load library's kernels.
+  const auto session = open_session(run_options(o.common));
   MergeConfig config;
   config.sources = o.sources;
   config.into = o.into;

@@ -12,7 +12,7 @@
 #include "harness/cli/style.h"
 #include "harness/engine/corpus.h"
 #include "harness/execution/interrupt.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/presentation/report.h"
 
 namespace kprop {
@@ -40,7 +40,7 @@ std::string slug(const std::string& s) {
 }  // namespace
 
 int run_hunt(const HuntOptions& o) {
-  load_libraries(o.common);
+  const auto session = open_session(run_options(o.common));
   const std::string kernel = kernel_or_default(o.kernel);
   const auto defects = find_kernel(kernel).known_defects();
   if (defects.empty())
@@ -74,9 +74,9 @@ int run_hunt(const HuntOptions& o) {
         s.on_progress = [](const Tally&, const std::string& phase) {
           if (phase == "search" && interrupted()) throw Interrupted();
         };
-        cut_short_on_interrupt(true);
+        session->cut_short_on_interrupt(true);
         const HuntResult h = hunt(s, [&](const Failure& f) { return shows(d, f); });
-        cut_short_on_interrupt(false);
+        session->cut_short_on_interrupt(false);
         nlohmann::json row{{"defect", d.name}, {"impl", impl}, {"found", bool(h.match)},
                            {"cases", h.cases}, {"seconds", h.seconds}};
         if (!h.match) {
@@ -121,7 +121,7 @@ int run_hunt(const HuntOptions& o) {
       }
     }
   } catch (const Interrupted&) {
-    cut_short_on_interrupt(false);
+    session->cut_short_on_interrupt(false);
     if (!o.common.json)
       fmt::print("interrupted by {}: the hunt stopped after {} hunts\n", interrupt_name(),
                  out.size());

@@ -81,8 +81,7 @@ int run_nightly(const NightlyOptions& o) {
   const Shard shard = shard_from(o.shard, [](const char* name) { return std::getenv(name); });
   CommonOptions common = o.common;
   common.device = shard.device(o.common.device, int(torch::cuda::device_count()));
-  load_libraries(common);
-  apply_isolation(common, o.isolation);
+  const auto session = open_session(run_options(common, &o.isolation));
   NightlyConfig config;
   config.shard = shard;
   config.kernels = o.kernels;

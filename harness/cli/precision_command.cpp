@@ -14,7 +14,7 @@
 #include "core/errors.h"
 #include "harness/cli/commands.h"
 #include "harness/execution/implementations.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/model/precision_model.h"
 #include "harness/presentation/precision_report.h"
 
@@ -47,7 +47,7 @@ at::Device model_device(const std::string& name) {
 }  // namespace
 
 int run_precision_report(const ReportOptions& o) {
-  load_libraries(o.common);
+  const auto session = open_session(run_options(o.common));
   if (o.paths.empty())
     throw UsageError(fmt::format("report precision needs a model: {}",
                                  fmt::join(precision_model_names(), ", ")));

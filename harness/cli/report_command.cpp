@@ -13,7 +13,7 @@
 #include "harness/cli/progress.h"
 #include "harness/engine/property.h"
 #include "harness/execution/implementations.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/model/precision_model.h"
 #include "harness/presentation/tolerance_report.h"
 #include "harness/storage/atomic_file.h"
@@ -69,7 +69,7 @@ std::vector<LabelledCase> cases_from_files(const ReportOptions& o) {
 
 std::vector<LabelledCase> generated_cases(const ReportOptions& o) {
   const std::string kernel_name = kernel_or_default(o.kernel);
-  const KernelInfo& kernel = find_kernel(kernel_name);
+  const Kernel& kernel = find_kernel(kernel_name);
   CaseSpace space;
   space.impl = o.impl.empty() ? kernel.default_implementation() : o.impl;
   space.property = "vs_reference";
@@ -169,7 +169,7 @@ void add_report_command(CLI::App& app, ReportOptions& o) {
 
 int run_report(const ReportOptions& o) {
   if (o.report == "precision") return run_precision_report(o);
-  load_libraries(o.common);
+  const auto session = open_session(run_options(o.common));
   if (o.report != "tolerance") throw UsageError(fmt::format("unknown report '{}'", o.report));
   if (!o.shape.empty() || !o.scale.empty() || o.threads != 0)
     throw UsageError("--shape, --scale and --threads belong to `report precision`");

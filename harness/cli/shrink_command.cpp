@@ -19,7 +19,7 @@
 #include "harness/execution/implementations.h"
 #include "harness/execution/interrupt.h"
 #include "harness/model/identity.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/presentation/report.h"
 
 namespace kprop {
@@ -42,8 +42,7 @@ void add_shrink_command(CLI::App& app, ShrinkOptions& o) {
 }
 
 int run_shrink(const ShrinkOptions& o) {
-  load_libraries(o.common);
-  apply_isolation(o.common, o.isolation);
+  const auto session = open_session(run_options(o.common, &o.isolation));
   const bool use_corpus = !o.no_corpus && !o.corpus.empty();
   if (use_corpus)
     for (const auto& path : prepare_corpus(o.corpus))
@@ -82,9 +81,9 @@ int run_shrink(const ShrinkOptions& o) {
       f.found = c;
       f.found_verdict = v;
       f.symptom = symptom;
-      cut_short_on_interrupt(true);
+      session->cut_short_on_interrupt(true);
       f.shrunk = shrink(direct.c, direct.verdict, symptom, o.shrink_seconds);
-      cut_short_on_interrupt(false);
+      session->cut_short_on_interrupt(false);
       f.identity = identity(schema, f.minimal(), f.verdict().symptom_like(symptom));
       nlohmann::json k{{"symptom", symptom},
                        {"identity", f.identity},

@@ -5,7 +5,7 @@
 #include "core/errors.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/progress.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/presentation/svg_heatmap.h"
 #include "harness/presentation/sweep.h"
 #include "harness/storage/atomic_file.h"
@@ -34,7 +34,7 @@ void add_sweep_command(CLI::App& app, SweepOptions& o) {
 }
 
 int run_sweep(const SweepOptions& o) {
-  load_libraries(o.common);
+  const auto session = open_session(run_options(o.common));
   SweepSpec spec;
   spec.kernel = kernel_or_default(o.kernel);
   spec.impl = o.impl.empty() ? find_kernel(spec.kernel).default_implementation() : o.impl;

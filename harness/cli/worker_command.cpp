@@ -23,20 +23,6 @@ void add_isolation_options(CLI::App* cmd, IsolationOptions& o) {
                 "run outside implementations in kprop's own process (a crash ends kprop)");
 }
 
-void apply_isolation(const CommonOptions& common, const IsolationOptions& o) {
-  declare_outside_refusals(o.refusals);
-  IsolationSettings s;
-  s.enabled = !o.in_process;
-  s.command = entry().command;  // the Python entry's worker is the Python entry again
-  s.libraries = common.libraries;
-  s.imports = common.imports;
-  s.device = common.device;
-  s.oracle_device = common.oracle_device;
-  s.refusals = o.refusals;
-  s.case_timeout_seconds = o.case_timeout;
-  set_isolation(s);
-}
-
 void add_worker_command(CLI::App& app, WorkerOptions& o) {
   auto* cmd = app.add_subcommand("__worker", "answers cases for an isolating kprop");
   cmd->group("");  // hidden from --help: only kprop starts it
@@ -49,13 +35,13 @@ void add_worker_command(CLI::App& app, WorkerOptions& o) {
 }
 
 int run_worker(const WorkerOptions& o) {
-  CommonOptions common;
-  common.libraries = o.libraries;
-  common.imports = o.imports;
-  common.device = o.device;
-  common.oracle_device = o.oracle_device;
-  load_libraries(common);
-  declare_outside_refusals(o.refusals);
+  RunOptions run;  // its cases run here, in-process: the worker is the isolation
+  run.libraries = o.libraries;
+  run.imports = o.imports;
+  run.device = o.device;
+  run.oracle_device = o.oracle_device;
+  run.refusals = o.refusals;
+  const auto session = open_session(run);
   return serve_isolated_cases(STDIN_FILENO, STDOUT_FILENO,
                               [](const Case& c) { return evaluate(c); });
 }

@@ -15,7 +15,7 @@
 #include "harness/engine/property.h"
 #include "harness/execution/implementations.h"
 #include "harness/model/identity.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/storage/atomic_file.h"
 #include "harness/storage/fingerprint.h"
 

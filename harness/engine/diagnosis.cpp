@@ -65,7 +65,7 @@ ShrinkResult shrink(const Case& failing, const Verdict& verdict, const std::stri
 }
 
 Localized localize(const Case& found, const Verdict& verdict) {
-  const KernelInfo& kernel = find_kernel(found.kernel);
+  const Kernel& kernel = find_kernel(found.kernel);
   const auto& props = kernel.properties();
   if (found.property == kDirectProperty ||
       std::find(props.begin(), props.end(), kDirectProperty) == props.end())

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/model/verdict.h"
 
 namespace kprop {

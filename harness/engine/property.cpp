@@ -10,6 +10,7 @@
 #include "core/registry.h"
 #include "harness/execution/interrupt.h"
 #include "harness/execution/isolation.h"
+#include "harness/execution/session.h"
 #include "harness/execution/takes.h"
 
 namespace kprop {
@@ -25,7 +26,7 @@ bool register_property(std::unique_ptr<Property> property) {
   return properties().add(std::move(property));
 }
 
-Verdict open_verdict(const KernelInfo& kernel, const Case& c) {
+Verdict open_verdict(const Kernel& kernel, const Case& c) {
   Verdict v;
   v.kernel = kernel.name();
   v.impl = c.impl;
@@ -37,17 +38,17 @@ std::vector<std::string> property_names() { return properties().names(); }
 
 const Property& find_property(const std::string& name) { return properties().find(name); }
 
-namespace {
-std::vector<std::string>& outside_refusal_texts() {
-  static std::vector<std::string> texts;
-  return texts;
+Target resolve_target(const std::string& kernel, const std::string& implementation,
+                      const std::string& property) {
+  Target t;
+  t.kernel = &find_kernel(kernel);
+  t.implementation = resolve_implementation(kernel, implementation);
+  t.property = &find_property(property);
+  t.builtin = is_builtin_implementation(kernel, t.implementation.name);
+  return t;
 }
-}  // namespace
 
-void declare_outside_refusals(std::vector<std::string> texts) {
-  outside_refusal_texts() = std::move(texts);
-}
-const std::vector<std::string>& outside_refusals() { return outside_refusal_texts(); }
+Target target_of(const Case& c) { return resolve_target(c.kernel, c.impl, c.property); }
 
 std::optional<std::string> platform_refusal(const std::string& message) {
   static const std::regex missing_kernel(R"re("[^"]+" not implemented for '[^']+')re");
@@ -56,47 +57,50 @@ std::optional<std::string> platform_refusal(const std::string& message) {
   return std::nullopt;
 }
 
-std::optional<std::string> declared_refusal(const Case& c, const std::string& message) {
+std::optional<std::string> declared_refusal(const Target& target, const Case& c,
+                                            const std::string& message) {
   if (auto reason = platform_refusal(message)) return reason;
-  if (is_builtin_implementation(c.kernel, c.impl)) {
-    auto reason = find_kernel(c.kernel).refusal(c, c.impl);
+  if (target.builtin) {
+    auto reason = target.kernel->refusal(c, c.impl);
     if (reason && message.find(*reason) != std::string::npos) return reason;
     return std::nullopt;
   }
-  for (const auto& text : outside_refusals())
+  for (const auto& text : Session::current().refusals())
     if (message.find(text) != std::string::npos) return text;
   return std::nullopt;
 }
 
-Verdict evaluate(const Case& c) {
-  const KernelInfo& kernel = find_kernel(c.kernel);
+std::optional<std::string> declared_refusal(const Case& c, const std::string& message) {
+  return declared_refusal(target_of(c), c, message);
+}
+
+Verdict evaluate(const Target& target, const Case& c) {
+  const Kernel& kernel = *target.kernel;
   const auto problems = validate(kernel.schema(), c);
   if (!problems.empty())
     throw CaseError(fmt::format("impossible case: {}", fmt::join(problems, "; ")));
   // Valid but too large to materialize (a --set, a decoded or hand-made case): refused
   // with the limit named, never an out-of-memory.
   refuse_too_large(kernel.schema(), c, "case");
-  const Implementation impl = resolve_implementation(c.kernel, c.impl);
-  const Property& property = find_property(c.property);
-  if (cutting_short()) {
+  const Session& session = Session::current();
+  if (session.cutting_short()) {
     Verdict v = open_verdict(kernel, c);
     v.status = Verdict::Status::skipped;
     v.message = fmt::format("not run: interrupted by {}", interrupt_name());
     return v;
   }
   // Outside what the implementation declares it takes: not run, never a failure.
-  if (const auto reason = not_taken(c, !property.adapts_dtype())) {
+  if (const auto reason = not_taken(c, !target.property->adapts_dtype())) {
     Verdict v = open_verdict(kernel, c);
     v.status = Verdict::Status::skipped;
     v.message = std::string(kNotTaken) + *reason;
     return v;
   }
-  if (isolation().enabled && !is_builtin_implementation(c.kernel, impl.name))
-    return evaluate_isolated(c);
+  if (session.isolation().enabled && !target.builtin) return evaluate_isolated(c);
   try {
-    return property.check(kernel, impl, c);
+    return target.property->check(kernel, target.implementation, c);
   } catch (const ImplementationRefused& e) {
-    if (declared_refusal(c, e.what())) {
+    if (declared_refusal(target, c, e.what())) {
       // A refusal it declares, as the real kernel raises on such a case.
       Verdict v = open_verdict(kernel, c);
       v.status = Verdict::Status::rejected;
@@ -108,5 +112,7 @@ Verdict evaluate(const Case& c) {
     return fault_verdict(c, Fault{Fault::Kind::raised, e.what()});
   }
 }
+
+Verdict evaluate(const Case& c) { return evaluate(target_of(c), c); }
 
 }  // namespace kprop

@@ -5,7 +5,7 @@
 #include "core/errors.h"
 #include "harness/engine/property.h"
 #include "harness/execution/implementations.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/storage/fingerprint.h"
 
 namespace kprop {

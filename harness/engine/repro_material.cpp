@@ -49,13 +49,12 @@ ReproMaterial repro_material(const std::string& path, const std::string& impl) {
     throw UsageError(path + ": case.property: repro writes scripts for " + props[0] + " and " +
                      props[1] + " findings, not " + c.property +
                      " (its symptom needs more than one call of the kernel alone)");
-  const KernelInfo& kernel = find_kernel(c.kernel);
-  const KernelSpec* spec = spec_of(kernel);
-  if (spec == nullptr) throw UsageError(path + ": kernel " + c.kernel + " has no spec");
-  m.forward_schema = spec->forward_schema;
+  const Kernel& kernel = find_kernel(c.kernel);
+  const KernelSpec& spec = kernel.declaration();
+  m.forward_schema = spec.forward_schema;
   if (const Takes* takes = declared_takes(c.kernel, impl.empty() ? c.impl : impl))
     m.overwrites = takes->overwrites;
-  m.backward_schema = spec->backward_schema;
+  m.backward_schema = spec.backward_schema;
 
   const Problem p = kernel.materialize(c);
   Verdict unused;
@@ -63,13 +62,13 @@ ReproMaterial repro_material(const std::string& path, const std::string& impl) {
   const Calls calls(kernel, reference, unused);
   // The cotangents follow the outputs' shapes alone: the reference's serve.
   const NamedTensors exact_outputs = kernel.forward(reference.op_namespace,
-                                                    KernelInfo::in_dtype(p, DType::float64));
+                                                    Kernel::in_dtype(p, DType::float64));
   const NamedTensors cot = random_cotangents(kernel, p, exact_outputs);
   m.reference = calls.reference(p, cot);
   m.bounds = kernel.error_bounds(p, cot, m.reference, /*joined_partials=*/{0});
   m.bounds_between_two = kernel.error_bounds(p, cot, m.reference, {0, 0});
-  m.forward_arguments = arguments(*spec, m.forward_schema, false, p, {});
-  m.backward_arguments = arguments(*spec, m.backward_schema, true, p, cot);
+  m.forward_arguments = arguments(spec, m.forward_schema, false, p, {});
+  m.backward_arguments = arguments(spec, m.backward_schema, true, p, cot);
 
   // A layout finding the runner localized to the call alone (its identity names no layout:
   // harness/engine/diagnosis.h) is the call's own defect, shown as vs_reference shows it.

@@ -13,7 +13,7 @@
 #include "harness/engine/property.h"
 #include "harness/engine/triage.h"
 #include "harness/model/identity.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace kprop {
 
@@ -29,7 +29,8 @@ double since(Clock::time_point start) {
 // KPROP_MAX_ELEMENTS: large --limit values reach it) is rejected and counted, as the fuzz
 // targets do, rather than ending the run the way a too-large case a user wrote does. One
 // message for all of them, so the summary counts them on one line.
-Verdict evaluate_drawn(const KernelInfo& kernel, const Case& c) {
+Verdict evaluate_drawn(const Target& target, const Case& c) {
+  const Kernel& kernel = *target.kernel;
   const Schema& schema = kernel.schema();
   if (schema.size_check && !schema.size_check(c).empty()) {
     Verdict v = open_verdict(kernel, c);
@@ -39,7 +40,7 @@ Verdict evaluate_drawn(const KernelInfo& kernel, const Case& c) {
                             max_elements());
     return v;
   }
-  return evaluate(c);
+  return evaluate(target, c);
 }
 
 }  // namespace
@@ -89,22 +90,24 @@ CaseSpace search_space(const SearchOptions& options, const std::string& property
 }
 
 SearchResult search(const SearchOptions& options) {
-  const KernelInfo& kernel = find_kernel(options.kernel);
+  const Kernel& kernel = find_kernel(options.kernel);
   const Schema& schema = kernel.schema();
   std::vector<std::string> properties =
       options.properties.empty() ? kernel.properties() : options.properties;
-  for (const auto& name : properties) find_property(name);  // fail early on a bad name
+  // Each property's target, resolved once (a bad name fails here, before any case).
+  std::vector<Target> targets;
+  for (const auto& name : properties) targets.push_back(resolve_target(options.kernel, options.impl, name));
 
   SearchResult result;
   Triage triage({options.known_identities, options.shrink, options.shrink_seconds,
                  options.dtypes, options.fixed, options.memo});
   const auto start = Clock::now();
   for (int64_t i = options.first_case; i < options.cases; ++i) {
-    const std::string& property = properties[static_cast<size_t>(i) % properties.size()];
-    const CaseSpace space = search_space(options, property, i);
+    const size_t which = static_cast<size_t>(i) % properties.size();
+    const CaseSpace space = search_space(options, properties[which], i);
     RandomChoices choices(case_seed(options.seed, i));
     const Case drawn = draw_case(schema, choices, space);
-    const Verdict v = evaluate_drawn(kernel, drawn);
+    const Verdict v = evaluate_drawn(targets[which], drawn);
     if (v.status == Verdict::Status::rejected) ++result.rejections[v.message];
     if (v.status == Verdict::Status::skipped && v.message.rfind(kNotTaken, 0) == 0)
       ++result.not_taken[v.message.substr(std::string(kNotTaken).size())];

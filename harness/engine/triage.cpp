@@ -1,6 +1,6 @@
 #include "harness/engine/triage.h"
 
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace kprop {
 

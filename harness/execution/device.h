@@ -14,10 +14,8 @@
 
 namespace kprop {
 
-// Process-wide, as the libraries loaded are. Throws UsageError for a name libtorch does
-// not know ("cuda", "cuda:1", "cpu") or a device this libtorch cannot reach.
-void set_outside_device(const std::string& name);
-c10::Device outside_device();  // CPU unless set
+// The current session's (harness/execution/session.h): the CPU unless it says otherwise.
+c10::Device outside_device();
 std::string outside_device_name();
 
 // The device `c`'s implementation runs on.
@@ -28,8 +26,7 @@ c10::Device device_of(const Case& c);
 // with the CPU's bits (harness/model/random_tensor.h: replay stays bit-identical across
 // machines). "auto" (the default) is the implementation's device; "cpu" keeps the oracle on
 // the CPU as before. A kernel whose oracle has host loops keeps it on the CPU whatever the
-// setting (KernelInfo::oracle_runs_on_any_device).
-void set_oracle_device(const std::string& name);
+// setting (Kernel::oracle_runs_on_any_device). The current session holds the setting.
 // The oracle's device for `c`, given whether its kernel's oracle runs on any device.
 c10::Device oracle_device_of(const Case& c, bool oracle_runs_on_any_device);
 

@@ -1,21 +1,21 @@
 // Implementations by name. Every implementation is an operator pair
 // `<namespace>::<kernel>_fwd/_bwd`; a name resolves to its namespace.
 //
-//   <built-in name>    as the kernel's KernelInfo lists them (e.g. reference, tiled)
+//   <built-in name>    as the kernel's Kernel lists them (e.g. reference, tiled)
 //   <ns>::<kernel>     <ns>     any registered library, e.g. one loaded with --load
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace kprop {
 
 // Built-in implementations of a kernel, the reference first.
 std::vector<Implementation> builtin_implementations(const std::string& kernel);
 
-// Built into kprop (its KernelInfo lists it), not loaded from outside.
+// Built into kprop (its Kernel lists it), not loaded from outside.
 bool is_builtin_implementation(const std::string& kernel, const std::string& impl);
 
 // Whether `name` has the form of an implementation from outside, `ns::kernel` with `ns` an

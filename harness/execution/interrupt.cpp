@@ -2,14 +2,11 @@
 
 #include <signal.h>
 
-#include <atomic>
-
 namespace kprop {
 
 namespace {
 
 volatile sig_atomic_t received = 0;
-std::atomic<bool> cut_short{false};
 
 void on_signal(int sig) {
   if (received != 0) {
@@ -45,8 +42,5 @@ const char* interrupt_name() {
 
 int interrupted_exit_code() { return received != 0 ? 128 + received : 0; }
 void clear_interrupt() { received = 0; }
-
-void cut_short_on_interrupt(bool on) { cut_short = on; }
-bool cutting_short() { return cut_short && interrupted(); }
 
 }  // namespace kprop

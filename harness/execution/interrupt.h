@@ -17,12 +17,7 @@ const char* interrupt_name();    // "SIGINT", "SIGTERM", or ""
 int interrupted_exit_code();     // 128 + the signal: 130 for SIGINT, 143 for SIGTERM
 void clear_interrupt();          // a new command line (harness/cli/cli.cpp), tests
 
-// While on, an interrupt turns every further evaluate() into a "skipped" verdict at once
-// (harness/engine/property.h): a shrink in progress then ends with the best case it has, and a
-// search stops drawing. Switch it off before writing findings, whose expectations need
-// real verdicts.
-void cut_short_on_interrupt(bool on);
-bool cutting_short();  // interrupted() and cut_short_on_interrupt(true)
+// Whether an interrupt cuts evaluation short is the session's (harness/execution/session.h).
 
 // Thrown (from a progress callback) to unwind a search that was interrupted.
 struct Interrupted : std::runtime_error {

@@ -31,11 +31,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-IsolationSettings& settings() {
-  static IsolationSettings s;
-  return s;
-}
-
 IsolationStats& stats() {
   static IsolationStats s;
   return s;
@@ -59,18 +54,29 @@ class Worker {
 
   bool running() const { return pid_ > 0; }
 
+  // The session this worker was started for (Session::id), 0 when none runs.
+  uint64_t session() const { return running() ? session_ : 0; }
+
   // False when an interrupt came first (the half-started worker is killed).
-  bool start(const IsolationSettings& s) {
+  bool start(const Session& session) {
+    const IsolationSettings& s = session.isolation();
     const auto started = Clock::now();
     int to_child[2], from_child[2];
     if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0)
       throw std::runtime_error(fmt::format("isolation: pipe: {}", strerror(errno)));
     std::vector<std::string> args = s.command;
+    if (args.empty()) {
+      const auto self = own_executable();
+      if (self.empty()) throw std::runtime_error("isolation: cannot find kprop's own executable");
+      args = {self.string()};
+    }
+    const std::vector<std::string> command = args;
     args.push_back("__worker");
-    args.insert(args.end(), {"--device", s.device, "--oracle-device", s.oracle_device});
+    args.insert(args.end(), {"--device", session.settings().device, "--oracle-device",
+                             session.settings().oracle_device});
     for (const auto& lib : s.libraries) args.insert(args.end(), {"--load", lib});
     for (const auto& module : s.imports) args.insert(args.end(), {"--import", module});
-    for (const auto& text : s.refusals) args.insert(args.end(), {"--refusal", text});
+    for (const auto& text : session.refusals()) args.insert(args.end(), {"--refusal", text});
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -122,9 +128,10 @@ class Worker {
       // Not a finding: kprop cannot run outside implementations at all here.
       const Fault f = r == Read::line ? Fault{} : end(r != Read::eof);
       throw UsageError(fmt::format(
-          "isolation: the worker ({} __worker) did not start{}{}", fmt::join(s.command, " "),
+          "isolation: the worker ({} __worker) did not start{}{}", fmt::join(command, " "),
           f ? ": " + f.describe() : "", r == Read::line ? ": it said " + line : ""));
     }
+    session_ = session.id();
     ++stats().workers_started;
     stats().start_seconds += std::chrono::duration<double>(Clock::now() - started).count();
     return true;
@@ -141,12 +148,12 @@ class Worker {
         buffer_.erase(0, nl + 1);
         return Read::line;
       }
-      if (cutting_short()) return Read::interrupted;
+      if (Session::current().cutting_short()) return Read::interrupted;
       const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
       if (left <= 0) return Read::timeout;
       pollfd p{from_, POLLIN, 0};
       const int n = poll(&p, 1, static_cast<int>(std::min(left * 1000.0 + 1, 1e9)));
-      if (n < 0 && errno == EINTR) continue;  // a signal: cutting_short() decides
+      if (n < 0 && errno == EINTR) continue;  // a signal: the session decides
       if (n < 0) return Read::eof;
       if (n == 0) continue;  // the deadline is checked above
       char chunk[65536];
@@ -195,6 +202,7 @@ class Worker {
   pid_t pid_ = -1;
   int to_ = -1, from_ = -1;
   std::string buffer_;
+  uint64_t session_ = 0;
 };
 
 Worker& worker() {
@@ -232,29 +240,19 @@ std::string signal_name(int sig) {
   return fmt::format("signal {}", sig);
 }
 
-void set_isolation(IsolationSettings s) {
-  if (s.enabled && s.command.empty()) {
-    const auto self = own_executable();
-    if (self.empty()) throw std::runtime_error("isolation: cannot find kprop's own executable");
-    s.command = {self.string()};
-  }
-  worker().stop();
-  settings() = std::move(s);
-}
-
-const IsolationSettings& isolation() { return settings(); }
-
 IsolationStats isolation_stats() { return stats(); }
 
 void stop_isolated_worker() { worker().stop(); }
 
 Verdict evaluate_isolated(const Case& c) {
-  const IsolationSettings& s = settings();
+  const Session& session = Session::current();
+  const IsolationSettings& s = session.isolation();
   Worker& w = worker();
+  if (w.running() && w.session() != session.id()) w.stop();  // started with other settings
   const std::string request = nlohmann::json{{"case", case_to_json(c)}}.dump() + "\n";
   // A worker that died between cases (after its last answer) is replaced once.
   for (int attempt = 0;; ++attempt) {
-    if (!w.running() && !w.start(s)) return interrupted_verdict(c);
+    if (!w.running() && !w.start(session)) return interrupted_verdict(c);
     if (w.send(request)) break;
     w.end(true);
     if (attempt > 0) throw std::runtime_error("isolation: the worker does not take cases");

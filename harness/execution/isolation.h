@@ -5,7 +5,7 @@
 // The worker is kprop itself, started fresh (posix_spawn of /proc/self/exe, never a fork
 // of a process that ran libtorch's thread pools) as `kprop __worker --load LIB...
 // --import MODULE... --refusal TEXT...`; under the Python entry it is that entry again
-// (`python3 -m kprop __worker ...`, harness/cli/entry.h), so a Python kernel's exception,
+// (`python3 -m kprop __worker ...`, harness/api/entry.h), so a Python kernel's exception,
 // a Triton compile error or a CUDA fault ends the worker's case, not kprop's run. It
 // loads the same libraries and imports the same modules, then
 // answers one case per line: the parent writes {"case": {...}} to its stdin, the worker
@@ -20,7 +20,7 @@
 // with its parent (PR_SET_PDEATHSIG).
 //
 // Off by default: tests and fuzz targets that call evaluate() run everything in-process.
-// The CLI switches it on for check, hunt, shrink and replay.
+// The CLI's session switches it on for check, hunt, shrink, replay and nightly.
 #pragma once
 
 #include <cstdint>
@@ -29,28 +29,13 @@
 #include <vector>
 
 #include "generators/case.h"
+#include "harness/execution/session.h"
 #include "harness/model/verdict.h"
 
 namespace kprop {
 
-struct IsolationSettings {
-  bool enabled = false;
-  // What starts kprop, before its `__worker` arguments: {executable, args...}; empty: this
-  // process's own executable.
-  std::vector<std::string> command;
-  std::vector<std::string> libraries;  // what every worker loads first, in this order
-  std::vector<std::string> imports;    // then the Python modules it imports (Python entry)
-  std::string device = "cpu";          // where the outside implementations run
-  std::string oracle_device = "auto";  // where the float64 oracle runs
-  std::vector<std::string> refusals;   // the workers' outside_refusals() (harness/engine/property.h)
-  double case_timeout_seconds = 20;    // per case, from the request to the answer
-  double start_timeout_seconds = 120;  // for a worker to load its libraries
-};
-inline constexpr double kDefaultCaseTimeoutSeconds = 20;
-
-// Process-wide, as the libraries loaded are. Stops a worker running with other settings.
-void set_isolation(IsolationSettings settings);
-const IsolationSettings& isolation();
+// The settings are the current session's (harness/execution/session.h): a worker started
+// for one session is stopped when a case of another comes.
 
 // Runs `c` in the worker (starting one if none runs). Validation is the caller's
 // (evaluate() validates first). A CaseError or UsageError of the worker is rethrown as

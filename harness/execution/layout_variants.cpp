@@ -14,19 +14,19 @@ constexpr double kAroundSlice = 1000.0;
 at::Scalar around_slice(const at::Tensor& t) {
   return t.is_floating_point() ? at::Scalar(kAroundSlice) : guard_sentinel(t.scalar_type());
 }
-bool declared_indices(const KernelInfo& kernel, const std::string& name) {
+bool declared_indices(const Kernel& kernel, const std::string& name) {
   const auto names = kernel.index_inputs();
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 }  // namespace
 
-std::vector<std::string> layout_names(const KernelInfo& kernel) {
+std::vector<std::string> layout_names(const Kernel& kernel) {
   std::vector<std::string> names{"transposed", "offset", "stride-0", "expanded"};
   for (const auto& s : kernel.storage_orders()) names.push_back(s.name);
   return names;
 }
 
-std::vector<LayoutVariant> layout_variants(const KernelInfo& kernel, const std::string& name,
+std::vector<LayoutVariant> layout_variants(const Kernel& kernel, const std::string& name,
                                            const at::Tensor& t, bool cotangent) {
   std::vector<LayoutVariant> out;
   if (!t.defined() || t.numel() == 0 || !(t.is_floating_point() || declared_indices(kernel, name)))

@@ -8,7 +8,7 @@
 #include "core/errors.h"
 #include "harness/execution/device.h"
 #include "harness/execution/layout_variants.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace kprop {
 

@@ -7,7 +7,7 @@
 #include "core/errors.h"
 #include "generators/draw.h"
 #include "harness/engine/property.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace kprop {
 
@@ -21,7 +21,7 @@ CaseSpace fuzz_case_space(const FuzzSpace& space, const std::string& property) {
 }
 
 Case decode_fuzz_input(const FuzzSpace& space, const uint8_t* data, size_t size) {
-  const KernelInfo& kernel = find_kernel(space.kernel);
+  const Kernel& kernel = find_kernel(space.kernel);
   std::string property = space.property;
   if (property.empty()) {
     const auto properties = kernel.properties();
@@ -33,7 +33,7 @@ Case decode_fuzz_input(const FuzzSpace& space, const uint8_t* data, size_t size)
 }
 
 std::vector<uint8_t> encode_fuzz_input(const FuzzSpace& space, const Case& c) {
-  const KernelInfo& kernel = find_kernel(space.kernel);
+  const Kernel& kernel = find_kernel(space.kernel);
   if (c.kernel != space.kernel)
     throw CaseError(fmt::format("a {} case cannot seed a {} target", c.kernel, space.kernel));
   const auto properties = kernel.properties();

@@ -13,7 +13,8 @@
 #include "harness/engine/triage.h"
 #include "harness/execution/dispatch.h"
 #include "harness/execution/implementations.h"
-#include "harness/model/kernel_info.h"
+#include "harness/execution/session.h"
+#include "harness/model/kernel.h"
 
 namespace kprop {
 
@@ -67,11 +68,16 @@ FuzzOptions fuzz_options_from_environment(const std::string& kernel, const std::
       if (end > at) refusals.push_back(all.substr(at, end - at));
       at = end + 1;
     }
-    declare_outside_refusals(refusals);
+    // The fuzz target's session, for the life of the process (in-process, on the CPU).
+    static Session session([&] {
+      SessionSettings settings;
+      settings.refusals = refusals;
+      return settings;
+    }());
   }
   FuzzOptions o;
   o.space.kernel = kernel;
-  const KernelInfo& info = find_kernel(kernel);
+  const Kernel& info = find_kernel(kernel);
   std::string impl = env("KPROP_IMPL") ? env("KPROP_IMPL") : "";
   if (impl.empty()) impl = implementation_from_program_name(kernel, program);
   if (impl.empty()) impl = info.default_implementation();

@@ -19,7 +19,7 @@
 //   KPROP_REFUSALS        refusals an outside implementation declares, one per line (as
 //                         kprop's --refusal): its errors holding one are not failures
 //   KPROP_SHRINK_SECONDS  budget to shrink each symptom of a finding (default 10)
-//   KPROP_HUNT            the name of one known defect (KernelInfo::known_defects()): the
+//   KPROP_HUNT            the name of one known defect (Kernel::known_defects()): the
 //                         target checks that defect's property in its space, and only a
 //                         failure showing it is a finding; others are learned and passed
 //                         (as `kprop hunt`; the benchmark's time-to-find)

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "core/errors.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace kprop {
 
@@ -36,7 +36,7 @@ StructuredMutator::StructuredMutator(FuzzSpace space, MutationStrategy strategy)
 std::optional<size_t> StructuredMutator::structured(uint8_t* data, size_t size,
                                                     size_t max_size, RandomChoices& random) {
   const Case c = decode_fuzz_input(space_, data, size);
-  const KernelInfo& kernel = find_kernel(space_.kernel);
+  const Kernel& kernel = find_kernel(space_.kernel);
   const CaseSpace case_space = fuzz_case_space(space_, c.property);
   // A few tries: under libFuzzer's length control max_size starts small, and a mutation
   // that reaches a later choice needs the bytes up to it.
@@ -78,7 +78,7 @@ size_t StructuredMutator::cross_over(const uint8_t* a, size_t a_size, const uint
   const Case first = decode_fuzz_input(space_, a, a_size);
   Case second = decode_fuzz_input(space_, b, b_size);
   if (second.property != first.property) return 0;
-  const KernelInfo& kernel = find_kernel(space_.kernel);
+  const Kernel& kernel = find_kernel(space_.kernel);
   const auto child = kprop::cross_over(kernel.schema(), first, second,
                                        fuzz_case_space(space_, first.property), random);
   if (!child) return 0;

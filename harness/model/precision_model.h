@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "generators/case.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace kprop {
 
@@ -73,7 +73,7 @@ struct ChainTensor {
   // on a small shape say what the default shape will show.
   std::map<std::string, double> growth;
   // For a kernel output where the implementation differs from the framework: the rounding
-  // point that explains every difference, as the kernel names it (KernelInfo::
+  // point that explains every difference, as the kernel names it (Kernel::
   // rounding_point), or "" when it names none.
   std::string rounding_point;
   // For the kernel's own outputs: the kernel in float64 on the low-precision chain's own

@@ -1,5 +1,5 @@
 // The sequence family: what a kernel over packed sequences with a carried state (a
-// convolution window, a recurrent state) adds to its KernelInfo, so that the metamorphic
+// convolution window, a recurrent state) adds to its Kernel, so that the metamorphic
 // properties `chunked` (a call split in two, the state handed on) and `packed` (packed
 // sequences vs one call each) apply to it. Kernels without sequences have none, and
 // those properties skip their cases.
@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace kprop {
 

@@ -247,7 +247,7 @@ static TensorError compare_tensor(const std::string& name, const at::Tensor& act
 // One row per tensor of `expected` that is defined, from compare_one(name, actual,
 // expected); a failing row is named after the region of its worst element.
 template <typename CompareOne>
-static std::vector<TensorError> compare_each(const KernelInfo& kernel, const Problem& p,
+static std::vector<TensorError> compare_each(const Kernel& kernel, const Problem& p,
                                              const NamedTensors& actual,
                                              const NamedTensors& expected,
                                              const std::string& check, CompareOne compare_one) {
@@ -266,7 +266,7 @@ static std::vector<TensorError> compare_each(const KernelInfo& kernel, const Pro
   return rows;
 }
 
-std::vector<TensorError> compare(const KernelInfo& kernel, const Problem& p,
+std::vector<TensorError> compare(const Kernel& kernel, const Problem& p,
                                  const NamedTensors& actual, const NamedTensors& expected,
                                  const NamedTensors& bounds, const std::string& check) {
   return compare_each(kernel, p, actual, expected, check,
@@ -317,7 +317,7 @@ static TensorError compare_bits(const std::string& name, const at::Tensor& actua
   return r;
 }
 
-std::vector<TensorError> compare_exact(const KernelInfo& kernel, const Problem& p,
+std::vector<TensorError> compare_exact(const Kernel& kernel, const Problem& p,
                                        const NamedTensors& actual, const NamedTensors& expected,
                                        const std::string& deviation, const std::string& check) {
   auto rows = compare_each(kernel, p, actual, expected, check, compare_bits);
@@ -325,7 +325,7 @@ std::vector<TensorError> compare_exact(const KernelInfo& kernel, const Problem& 
   return rows;
 }
 
-std::vector<TensorError> compare_exact_within(const KernelInfo& kernel, const Problem& p,
+std::vector<TensorError> compare_exact_within(const Kernel& kernel, const Problem& p,
                                               const NamedTensors& actual,
                                               const NamedTensors& expected,
                                               const NamedTensors& bounds,

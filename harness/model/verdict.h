@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/model/memcheck.h"
 
 namespace kprop {
@@ -98,13 +98,13 @@ std::string to_string(Verdict::Status status);
 // Compares every tensor of `expected` that is defined with the same name in `actual`
 // (a missing actual counts as a failure). `bounds` holds per-element bounds of
 // |actual - expected|; `check` names the comparison ("chunked").
-std::vector<TensorError> compare(const KernelInfo& kernel, const Problem& p,
+std::vector<TensorError> compare(const Kernel& kernel, const Problem& p,
                                  const NamedTensors& actual, const NamedTensors& expected,
                                  const NamedTensors& bounds, const std::string& check = "");
 
 // Compares every tensor of `expected` with the same name in `actual` bit for bit: rows
 // with `deviation` set, the worst element the one farthest in ulps.
-std::vector<TensorError> compare_exact(const KernelInfo& kernel, const Problem& p,
+std::vector<TensorError> compare_exact(const Kernel& kernel, const Problem& p,
                                        const NamedTensors& actual, const NamedTensors& expected,
                                        const std::string& deviation, const std::string& check);
 
@@ -112,7 +112,7 @@ std::vector<TensorError> compare_exact(const KernelInfo& kernel, const Problem& 
 // far the bits differ, and fails only where the difference exceeds the bound (two
 // computations that may sum in another order: a declared nondeterministic kernel, a
 // layout that changes a reduction order).
-std::vector<TensorError> compare_exact_within(const KernelInfo& kernel, const Problem& p,
+std::vector<TensorError> compare_exact_within(const Kernel& kernel, const Problem& p,
                                               const NamedTensors& actual,
                                               const NamedTensors& expected,
                                               const NamedTensors& bounds,

@@ -23,7 +23,7 @@
 #include "harness/fuzz/fuzz_input.h"
 #include "harness/fuzz/fuzz_target.h"
 #include "harness/fuzz/seeds.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/storage/atomic_file.h"
 #include "harness/storage/case_file.h"
 
@@ -50,7 +50,7 @@ std::string read_all(const fs::path& path) {
 }
 
 bool is_default(const std::string& kernel, const std::string& impl) {
-  const KernelInfo& k = find_kernel(kernel);
+  const Kernel& k = find_kernel(kernel);
   return impl == k.default_implementation() || impl == k.implementations().front().name;
 }
 
@@ -135,7 +135,7 @@ void Session::plan() {
                                  "build under build/fuzz)", where));
   std::set<std::string> named;  // the --impl names some kernel of the run has
   for (const auto& kernel : kernels) {
-    const KernelInfo& info = find_kernel(kernel);
+    const Kernel& info = find_kernel(kernel);
     std::vector<std::string> impls;
     if (config_.impls.empty()) {
       for (const auto& i : info.implementations()) impls.push_back(i.name);

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "generators/schema.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/nightly/nightly.h"
 #include "harness/storage/atomic_file.h"
 #include "harness/storage/case_file.h"

@@ -6,7 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/presentation/report_numbers.h"
 
 namespace kprop {

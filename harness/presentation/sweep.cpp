@@ -14,7 +14,7 @@
 #include "harness/engine/properties/chunked_run.h"
 #include "harness/engine/property.h"
 #include "harness/execution/implementations.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace kprop {
 
@@ -171,7 +171,7 @@ SweepCell norm_ratio(const NamedTensors& numerator, const NamedTensors& denomina
 }
 
 // The implementation against the float64 reference, same inputs and cotangents.
-SweepCell reference_ratio(const KernelInfo& kernel, const Implementation& impl, const Case& c,
+SweepCell reference_ratio(const Kernel& kernel, const Implementation& impl, const Case& c,
                           const std::string& tensor) {
   Verdict scratch = open_verdict(kernel, c);  // Calls folds memory findings into it
   Calls calls(kernel, impl, scratch);
@@ -185,7 +185,7 @@ SweepCell reference_ratio(const KernelInfo& kernel, const Implementation& impl, 
 
 // The chunked run against the whole run, both with the implementation, exactly as the
 // `chunked` property runs them.
-SweepCell chunked_ratio(const KernelInfo& kernel, const Implementation& impl, const Case& c,
+SweepCell chunked_ratio(const Kernel& kernel, const Implementation& impl, const Case& c,
                         const std::string& tensor) {
   Verdict scratch = open_verdict(kernel, c);
   Calls calls(kernel, impl, scratch);
@@ -390,7 +390,7 @@ std::string SweepCell::label() const {
 }
 
 Case base_case(const SweepSpec& spec) {
-  const KernelInfo& kernel = find_kernel(spec.kernel.empty() ? default_kernel() : spec.kernel);
+  const Kernel& kernel = find_kernel(spec.kernel.empty() ? default_kernel() : spec.kernel);
   const Schema& schema = kernel.schema();
   Case c;
   c.impl = spec.impl.empty() ? kernel.default_implementation() : spec.impl;
@@ -444,7 +444,7 @@ SweepCell measure(const Case& c, const Metric& metric) {
       return largest_error_over_bound(evaluate(c), metric.tensor);
     case Metric::Kind::ratio:
     case Metric::Kind::chunked_ratio: {
-      const KernelInfo& kernel = find_kernel(c.kernel);
+      const Kernel& kernel = find_kernel(c.kernel);
       const Implementation impl = resolve_implementation(c.kernel, c.impl);
       try {
         return metric.kind == Metric::Kind::ratio

@@ -15,7 +15,7 @@
 #include "harness/engine/properties/calls.h"
 #include "harness/engine/runner.h"
 #include "harness/execution/implementations.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/model/verdict.h"
 #include "harness/presentation/report_numbers.h"
 
@@ -31,7 +31,7 @@ int64_t flat_index(const std::vector<int64_t>& index, at::IntArrayRef sizes) {
   return flat;
 }
 
-TensorTolerance tolerance_of(const KernelInfo& kernel, const Problem& p, const TensorError& e,
+TensorTolerance tolerance_of(const Kernel& kernel, const Problem& p, const TensorError& e,
                              const at::Tensor& actual, const at::Tensor& expected,
                              const std::vector<double>& rtols) {
   TensorTolerance t;
@@ -253,7 +253,7 @@ CaseTolerance measure_tolerance(const Case& c, const std::vector<double>& rtols,
   const auto problems = validate(find_kernel(c.kernel).schema(), c);
   if (!problems.empty())
     throw CaseError(fmt::format("{}: impossible case: {}", out.label, fmt::join(problems, "; ")));
-  const KernelInfo& kernel = find_kernel(c.kernel);
+  const Kernel& kernel = find_kernel(c.kernel);
   const Implementation impl = resolve_implementation(c.kernel, c.impl);
 
   // As vs_reference: the same cotangents, reference and bounds. Calls folds what the
@@ -281,7 +281,7 @@ CaseTolerance measure_tolerance(const Case& c, const std::vector<double>& rtols,
 
 std::vector<LabelledCase> draw_cases(const std::string& kernel, const CaseSpace& space,
                                      int64_t count, uint64_t seed) {
-  const KernelInfo& k = find_kernel(kernel);
+  const Kernel& k = find_kernel(kernel);
   std::vector<LabelledCase> cases;
   for (int64_t i = 0; i < count; ++i) {
     // The size schedule of search(): small cases first.

@@ -13,7 +13,7 @@ namespace kprop {
 // problem `p` computed in its dtype (accumulating in fp32, float64 for float64 inputs).
 // `exact` holds the float64 inputs, cotangents and reference results the magnitudes read;
 // `dims` the size of every named dimension. One bound per entry of `joined_partials`
-// (harness/model/kernel_info.h), summed.
+// (harness/model/kernel.h), summed.
 NamedTensors derived_bounds(const std::map<std::string, Bound>& bounds, const Exact& exact,
                             const std::map<std::string, int64_t>& dims,
                             const NamedTensors& reference, const std::vector<int>& joined_partials);

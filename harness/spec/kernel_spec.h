@@ -1,5 +1,5 @@
 // A kernel in one declaration (docs/design.md §8): what kprop must know about a kernel, said
-// once, and compiled into the KernelInfo that every property reads (register_spec).
+// once, and compiled into the Kernel that every property reads (register_spec).
 //
 // From the declaration kprop derives what each kernel used to write by hand:
 // - the boxed calls and the TORCH_LIBRARY registrations, from the operator schema strings
@@ -30,7 +30,7 @@
 
 #include "generators/schema.h"
 #include "harness/execution/takes.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace kprop {
 
@@ -110,7 +110,7 @@ struct TensorSpec {
   // asked for); default: whenever present and differentiable.
   std::function<bool(const Case&)> cotangent;
 
-  // Storage orders its callers use, by name (KernelInfo::storage_orders): an output's
+  // Storage orders its callers use, by name (Kernel::storage_orders): an output's
   // apply to its cotangent.
   std::vector<std::pair<std::string, std::vector<int64_t>>> storage_orders;
 
@@ -266,11 +266,11 @@ struct KernelSpec {
   std::vector<DType> dtypes{DType::float64, DType::float32, DType::bfloat16, DType::float16};
   std::vector<std::string> properties{"gradient", "vs_reference", "layout", "determinism", "guard",
                                      "neutral", "composition"};
-  // Results that are sums whose order may follow the layout of what they sum (KernelInfo::
+  // Results that are sums whose order may follow the layout of what they sum (Kernel::
   // reordered_by_layout), or the tiling a code path takes: `layout` and `neutral` hold them
   // to the derived bound, the rest bit for bit.
   std::vector<std::string> reordered_by_layout;
-  // Every implementation may return another rounding on each call (KernelInfo::
+  // Every implementation may return another rounding on each call (Kernel::
   // nondeterministic): `determinism` holds repeated calls to the derived bound.
   bool nondeterministic = false;
   // The reference, its bounds' magnitudes and any custom error_bounds are ATen operations
@@ -312,7 +312,7 @@ struct KernelSpec {
   std::function<std::string(const Problem&, const std::string& tensor, int64_t flat)> region;
   std::function<std::optional<std::string>(const Case&, const std::string& impl)> refusal;
 
-  // Optional families (harness/model/kernel_info.h).
+  // Optional families (harness/model/kernel.h).
   std::function<std::optional<Case>(const Case&)> retiled;
   const SequenceFamily* sequences = nullptr;
   std::optional<std::string> policy_implementation;
@@ -335,11 +335,7 @@ bool register_spec(KernelSpec spec);
 // declaration prints its message and exits with 2.
 bool register_builtin_spec(KernelSpec spec);
 
-// The KernelInfo a spec compiles into, without registering anything (for tests).
-std::unique_ptr<KernelInfo> compile_spec(KernelSpec spec);
-
-// The declaration a registered kernel was compiled from; nullptr for a kernel written as
-// a KernelInfo of its own.
-const KernelSpec* spec_of(const KernelInfo& kernel);
+// The Kernel a spec compiles into, without registering anything (for tests).
+std::unique_ptr<Kernel> compile_spec(KernelSpec spec);
 
 }  // namespace kprop

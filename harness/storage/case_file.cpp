@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/errors.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/storage/atomic_file.h"
 
 namespace kprop {
@@ -134,7 +134,7 @@ Case case_from_json(const json& j, const std::string& where) {
   const Fields f(j, where);
   Case c;
   c.kernel = f.text("kernel");
-  const KernelInfo* kernel = nullptr;
+  const Kernel* kernel = nullptr;
   try {
     kernel = &find_kernel(c.kernel);
   } catch (const UsageError& e) {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace kprop {
 

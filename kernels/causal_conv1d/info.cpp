@@ -112,7 +112,7 @@ NamedTensors error_bounds(const Problem& p, const NamedTensors& cot, const Named
   const at::Tensor dy = cot.get("dy");
   at::Tensor g_magnitude, g_error;
   if (silu) {
-    Args exact = args_of(KernelInfo::in_dtype(p, DType::float64));
+    Args exact = args_of(Kernel::in_dtype(p, DType::float64));
     exact.activation = "none";
     const auto pre = reference_forward(exact).y;
     g_magnitude = elementwise_float64(

@@ -1,11 +1,11 @@
-// The defects of the historical Ascend states that kprop knows (harness/model/kernel_info.h's
+// The defects of the historical Ascend states that kprop knows (harness/model/kernel.h's
 // KnownDefect): which implementation has each, which property hunts it, the symptom it
 // shows and the shape of its minimal case.
 #pragma once
 
 #include <vector>
 
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace kprop::causal_conv1d {
 

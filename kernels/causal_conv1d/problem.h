@@ -1,11 +1,11 @@
 // A causal_conv1d call as kprop materializes it: where each sequence lies in x, the
-// tensors of a case, and the contract's arguments of a problem. Shared by the KernelInfo
+// tensors of a case, and the contract's arguments of a problem. Shared by the Kernel
 // (info.cpp) and the sequence family (sequences.cpp).
 #pragma once
 
 #include <vector>
 
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "kernels/causal_conv1d/contract.h"
 #include "kernels/causal_conv1d/shape.h"
 

@@ -1,7 +1,7 @@
 // What one element of c, da and db is, rounded where the framework's policy rounds it
 // (docs/design.md §4), or where a variant of the flatten-1D port rounds it instead. The
 // emulations (rows.cpp, flat.cpp) compute every element through this one description,
-// in the compute type Acc (float; double for float64 inputs), and KernelInfo names a
+// in the compute type Acc (float; double for float64 inputs), and Kernel names a
 // deviation from the policy by the variant whose rounding reproduces it (info.cpp).
 #pragma once
 

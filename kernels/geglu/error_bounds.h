@@ -17,7 +17,7 @@
 
 #include <vector>
 
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace kprop::geglu {
 

@@ -1,11 +1,11 @@
-// The variants of the flatten-1D port as harness/model/kernel_info.h's KnownDefect: which
+// The variants of the flatten-1D port as harness/model/kernel.h's KnownDefect: which
 // implementation has each, the property that hunts it, the symptom it shows and the shape
 // of its minimal case.
 #pragma once
 
 #include <vector>
 
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace kprop::geglu {
 

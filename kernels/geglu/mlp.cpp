@@ -106,7 +106,7 @@ Chain chain(const Implementation& impl, const Inputs& in, const Shape& s,
 }
 
 // The rounding point that explains every element of GEGLU output `tensor` where the
-// implementation differs from the framework, as geglu's KernelInfo names it ("" if none).
+// implementation differs from the framework, as geglu's Kernel names it ("" if none).
 std::string rounding_point(const std::string& tensor, const Chain& impl, const Chain& framework,
                            const Shape& s) {
   const std::map<std::string, at::Tensor> outputs{

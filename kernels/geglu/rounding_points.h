@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace kprop::geglu {
 

@@ -1,5 +1,5 @@
 """Declaring a kernel from Python: the same declaration as a C++ KernelSpec
-(harness/spec/kernel_spec.h), compiled into the same KernelInfo, so every property,
+(harness/spec/kernel_spec.h), compiled into the same Kernel, so every property,
 shrinking, the corpus, replay and reports work on it.
 
     kprop.Kernel(

@@ -11,7 +11,7 @@
 #include "harness/engine/property.h"
 #include "harness/engine/runner.h"
 #include "harness/model/identity.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/presentation/report.h"
 #include "kernels/causal_conv1d/shape.h"
 #include "kernels/causal_conv1d/tiling.h"
@@ -23,7 +23,7 @@ namespace {
 
 using causal_conv1d::conv_shape;
 
-const KernelInfo& conv() { return find_kernel("causal_conv1d"); }
+const Kernel& conv() { return find_kernel("causal_conv1d"); }
 std::vector<KnownDefect> known_defects() { return conv().known_defects(); }
 
 const std::vector<uint64_t> kSeeds{11, 22, 33};

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/engine/runner.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "kernels/geglu/shape.h"
 #include "tests/detection/minimality.h"
 #include "tests/test_names.h"
@@ -14,7 +14,7 @@
 namespace kprop {
 namespace {
 
-const KernelInfo& geglu() { return find_kernel("geglu"); }
+const Kernel& geglu() { return find_kernel("geglu"); }
 
 const std::vector<uint64_t> kSeeds{11, 22, 33};
 constexpr int64_t kCases = 2000;

@@ -7,7 +7,7 @@
 #include "generators/shrink.h"
 #include "harness/engine/property.h"
 #include "harness/engine/runner.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/presentation/report.h"
 #include "tests/search_options.h"
 
@@ -21,7 +21,7 @@ class KernelPasses : public testing::TestWithParam<std::string> {};
 
 // 200 cases per property, each property in turn.
 TEST_P(KernelPasses, EveryPropertyWithItsOwnEmulation) {
-  const KernelInfo& kernel = find_kernel(GetParam());
+  const Kernel& kernel = find_kernel(GetParam());
   const auto properties = kernel.properties();
   const SearchResult r = search(search_options(kernel.name(), kernel.default_implementation(),
                                                200 * static_cast<int64_t>(properties.size()), 7));
@@ -52,7 +52,7 @@ class KnownDefectIsFound : public testing::TestWithParam<Target> {};
 
 TEST_P(KnownDefectIsFound, FromThreeSeedsShrunkToItsShape) {
   const Target& t = GetParam();
-  const KernelInfo& kernel = find_kernel(t.kernel);
+  const Kernel& kernel = find_kernel(t.kernel);
   for (uint64_t seed : {1, 2, 3}) {
     SCOPED_TRACE(t.defect.name + ", seed " + std::to_string(seed));
     const SearchResult r = search(search_options(t.kernel, t.defect.impls.front(), 400, seed,

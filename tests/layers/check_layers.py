@@ -25,6 +25,7 @@ LAYERS = [
     "harness/presentation",    # reports and tables
     "harness/fuzz",            # libFuzzer targets
     "harness/nightly",         # the nightly run
+    "harness/api",             # the engine's facade: entries, run options and sessions
     "harness/cli",             # the command line
     "kernels",
     "python",

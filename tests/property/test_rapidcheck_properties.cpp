@@ -17,7 +17,7 @@
 #include "generators/rapidcheck_cases.h"
 #include "harness/engine/properties/calls.h"
 #include "harness/engine/property.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/model/verdict.h"
 
 namespace kprop {
@@ -41,7 +41,7 @@ bool rc_check(const std::string& description, int max_success, const std::functi
 
 Counts holds_for(const std::string& kernel_name, const std::string& impl,
                  const std::string& property, std::vector<DType> dtypes, int max_success = 100) {
-  const KernelInfo& kernel = find_kernel(kernel_name);
+  const Kernel& kernel = find_kernel(kernel_name);
   CaseSpace space;
   space.impl = impl;
   space.property = property;
@@ -123,7 +123,7 @@ TEST(RapidCheckGeglu, RowsAndFlatAreInvariantAcrossBlocksCoresAndLayouts) {
 // after gelu); the emulations still agree with torch_policy bit for bit, since all three
 // take gelu as the float64 value rounded to fp32 (kernels/geglu/gelu.h).
 TEST(RapidCheckGeglu, RowsAndFlatAreBitExactWithThePolicyInFloat32) {
-  const KernelInfo& kernel = find_kernel("geglu");
+  const Kernel& kernel = find_kernel("geglu");
   CaseSpace space;
   space.impl = "flat";
   space.dtypes = {DType::float32};

@@ -5,7 +5,7 @@
 
 #include "generators/schema.h"
 #include "harness/engine/property.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace kprop {
 namespace {

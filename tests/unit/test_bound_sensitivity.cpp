@@ -21,7 +21,7 @@
 #include "generators/draw.h"
 #include "harness/engine/property.h"
 #include "harness/engine/runner.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/presentation/report.h"
 #include "tests/test_names.h"
 
@@ -165,7 +165,7 @@ class BoundUsage : public testing::TestWithParam<Usage> {};
 
 TEST_P(BoundUsage, CorrectImplementationUsesAFixedShareOfEveryBound) {
   const Usage& u = GetParam();
-  const KernelInfo& kernel = find_kernel(u.kernel);
+  const Kernel& kernel = find_kernel(u.kernel);
   std::map<std::string, double> worst;  // tensor -> max error/bound
   std::map<std::string, int64_t> seen;
   SearchOptions o;
@@ -251,7 +251,7 @@ class NearBound : public testing::TestWithParam<Near> {};
 // planted tensor alone; a search finds it at its first case.
 TEST_P(NearBound, FailsOnItsTensorAloneBetweenOnceAndTwiceTheBound) {
   const Near& n = GetParam();
-  const KernelInfo& kernel = find_kernel(n.kernel);
+  const Kernel& kernel = find_kernel(n.kernel);
   SearchOptions o;
   o.kernel = n.kernel;
   o.impl = n.impl;

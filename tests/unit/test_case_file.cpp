@@ -12,7 +12,7 @@
 #include "harness/engine/property.h"
 #include "harness/engine/replay.h"
 #include "harness/engine/runner.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/storage/case_file.h"
 #include "harness/storage/fingerprint.h"
 #include "kernels/causal_conv1d/schema.h"

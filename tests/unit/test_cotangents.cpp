@@ -12,7 +12,7 @@
 #include "harness/engine/properties/calls.h"
 #include "harness/engine/property.h"
 #include "harness/engine/runner.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/model/random_tensor.h"
 #include "harness/presentation/report.h"
 #include "harness/storage/case_file.h"
@@ -43,7 +43,7 @@ TEST(Cotangents, EachChoiceIsDrawnAndRandomMostOften) {
 }
 
 TEST(Cotangents, EachMakesWhatItSays) {
-  const KernelInfo& kernel = find_kernel("scaled_tanh");
+  const Kernel& kernel = find_kernel("scaled_tanh");
   Case c = tanh_case("toy", 9);
   c.set("rows", int64_t{3});
   auto dy = [&](Cotangents k) {

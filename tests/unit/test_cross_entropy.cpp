@@ -8,7 +8,7 @@
 #include "generators/shrink.h"
 #include "harness/engine/property.h"
 #include "harness/engine/runner.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/presentation/report.h"
 #include "harness/spec/kernel_spec.h"
 #include "tests/planted.h"
@@ -18,7 +18,7 @@ namespace kprop {
 namespace {
 using T = at::Tensor;
 
-const KernelInfo& kernel() { return find_kernel("cross_entropy"); }
+const Kernel& kernel() { return find_kernel("cross_entropy"); }
 
 SearchOptions options(const std::string& impl, int64_t cases, uint64_t seed,
                       std::vector<std::string> properties, std::map<std::string, int64_t> limits) {

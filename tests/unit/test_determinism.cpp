@@ -7,7 +7,7 @@
 
 #include "harness/engine/property.h"
 #include "harness/execution/takes.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/presentation/report.h"
 #include "tests/scaled_tanh_case.h"
 

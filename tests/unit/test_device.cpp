@@ -13,7 +13,8 @@
 #include "harness/engine/property.h"
 #include "harness/execution/call_profile.h"
 #include "harness/execution/device.h"
-#include "harness/model/kernel_info.h"
+#include "harness/execution/session.h"
+#include "harness/model/kernel.h"
 #include "harness/model/random_tensor.h"
 #include "tests/reference_case.h"
 
@@ -28,28 +29,59 @@ Case conv_case(const std::string& impl) {
   return default_case(find_kernel("causal_conv1d").schema(), base);
 }
 
+// A session on `device`, with the oracle on `oracle`: current until dropped.
+std::unique_ptr<Session> on(const std::string& device, const std::string& oracle = "auto") {
+  SessionSettings s;
+  s.device = device;
+  s.oracle_device = oracle;
+  return std::make_unique<Session>(std::move(s));
+}
+
 TEST(DeviceTest, NamesAreCheckedAndCudaNeedsACudaLibtorch) {
-  EXPECT_NO_THROW(set_outside_device("cpu"));
-  EXPECT_EQ(outside_device_name(), "cpu");
-  EXPECT_THROW(set_outside_device("tpu"), UsageError);
-  EXPECT_THROW(set_outside_device(""), UsageError);
+  EXPECT_EQ(outside_device_name(), "cpu");  // no session: the defaults
+  {
+    const auto session = on("cpu");
+    EXPECT_EQ(outside_device_name(), "cpu");
+  }
+  EXPECT_THROW(on("tpu"), UsageError);
+  EXPECT_THROW(on(""), UsageError);
   if (!at::hasCUDA()) {
     try {
-      set_outside_device("cuda");
+      on("cuda");
       FAIL() << "cuda accepted by a libtorch without CUDA";
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find("no CUDA"), std::string::npos) << e.what();
     }
-    EXPECT_EQ(outside_device_name(), "cpu");  // a refused setting changes nothing
+    EXPECT_EQ(outside_device_name(), "cpu");  // a refused session changes nothing
   }
 }
 
+// The innermost open session is current; closing it brings the one before back, and one
+// that closes out of order leaves the others as they are.
+TEST(DeviceTest, TheInnermostSessionIsCurrent) {
+  auto outer = on("cpu", "cpu");
+  EXPECT_FALSE(oracle_device_is_automatic());
+  {
+    const auto inner = on("cpu", "auto");
+    EXPECT_TRUE(oracle_device_is_automatic());
+    EXPECT_NE(Session::current().id(), outer->id());
+  }
+  EXPECT_FALSE(oracle_device_is_automatic());
+  auto inner = on("cpu", "auto");
+  outer.reset();  // the outer one closes first
+  EXPECT_EQ(Session::current().id(), inner->id());
+  inner.reset();
+  EXPECT_TRUE(oracle_device_is_automatic());  // the defaults again
+}
+
 TEST(DeviceTest, OnlyOutsideImplementationsLeaveTheCpu) {
-  set_outside_device("cpu");
-  EXPECT_TRUE(device_of(conv_case("tiled")).is_cpu());
-  EXPECT_TRUE(device_of(conv_case("mine::causal_conv1d")).is_cpu());
+  {
+    const auto session = on("cpu");
+    EXPECT_TRUE(device_of(conv_case("tiled")).is_cpu());
+    EXPECT_TRUE(device_of(conv_case("mine::causal_conv1d")).is_cpu());
+  }
   if (at::hasCUDA()) {
-    set_outside_device("cuda");
+    const auto session = on("cuda");
     EXPECT_TRUE(device_of(conv_case("tiled")).is_cpu());  // kprop's emulations are CPU code
     EXPECT_TRUE(device_of(conv_case("mine::causal_conv1d")).is_cuda());
     // A tensor made there compares equal to it: what is already on the device is handed
@@ -57,24 +89,26 @@ TEST(DeviceTest, OnlyOutsideImplementationsLeaveTheCpu) {
     EXPECT_TRUE(outside_device().has_index()) << outside_device_name();
     EXPECT_EQ(at::empty({1}, at::TensorOptions().device(outside_device())).device(),
               outside_device());
-    set_outside_device("cpu");
   }
 }
 
 TEST(DeviceTest, OracleDeviceNamesAreCheckedAndAutoFollowsTheImplementation) {
-  EXPECT_THROW(set_oracle_device("tpu"), UsageError);
-  EXPECT_NO_THROW(set_oracle_device("cpu"));
+  EXPECT_THROW(on("cpu", "tpu"), UsageError);
   const Case c = conv_case("tiled");
-  EXPECT_TRUE(oracle_device_of(c, true).is_cpu());
-  EXPECT_NO_THROW(set_oracle_device("auto"));
-  EXPECT_TRUE(oracle_device_of(c, true).is_cpu());  // a built-in implementation: the CPU
+  {
+    const auto session = on("cpu", "cpu");
+    EXPECT_TRUE(oracle_device_of(c, true).is_cpu());
+  }
+  {
+    const auto session = on("cpu", "auto");
+    EXPECT_TRUE(oracle_device_of(c, true).is_cpu());  // a built-in implementation: the CPU
+  }
   if (at::hasCUDA()) {
-    set_oracle_device("cuda");
+    const auto session = on("cpu", "cuda");
     EXPECT_TRUE(oracle_device_of(c, true).is_cuda());
     EXPECT_TRUE(oracle_device_of(c, false).is_cpu()) << "an oracle with host loops moved";
-    set_oracle_device("auto");
   } else {
-    EXPECT_THROW(set_oracle_device("cuda"), UsageError);
+    EXPECT_THROW(on("cpu", "cuda"), UsageError);
   }
 }
 
@@ -82,17 +116,18 @@ TEST(DeviceTest, OracleDeviceNamesAreCheckedAndAutoFollowsTheImplementation) {
 // the device is named, takes the device chosen.
 TEST(DeviceTest, AutoKeepsTheOracleOfASmallProblemOnTheCpu) {
   const c10::Device gpu(c10::kCUDA, 0);  // a name only: nothing is allocated there
-  set_oracle_device("auto");
-  EXPECT_TRUE(oracle_device_is_automatic());
-  EXPECT_TRUE(oracle_device_for_size(gpu, 1000).is_cpu());
-  EXPECT_TRUE(oracle_device_for_size(gpu, kSmallestProblemForADeviceOracle - 1).is_cpu());
-  EXPECT_EQ(oracle_device_for_size(gpu, kSmallestProblemForADeviceOracle), gpu);
-  EXPECT_TRUE(oracle_device_for_size(c10::Device(c10::kCPU), 1 << 20).is_cpu());
+  {
+    const auto session = on("cpu", "auto");
+    EXPECT_TRUE(oracle_device_is_automatic());
+    EXPECT_TRUE(oracle_device_for_size(gpu, 1000).is_cpu());
+    EXPECT_TRUE(oracle_device_for_size(gpu, kSmallestProblemForADeviceOracle - 1).is_cpu());
+    EXPECT_EQ(oracle_device_for_size(gpu, kSmallestProblemForADeviceOracle), gpu);
+    EXPECT_TRUE(oracle_device_for_size(c10::Device(c10::kCPU), 1 << 20).is_cpu());
+  }
   if (at::hasCUDA()) {
-    set_oracle_device("cuda");
+    const auto session = on("cpu", "cuda");
     EXPECT_FALSE(oracle_device_is_automatic());
     EXPECT_TRUE(oracle_device_for_size(gpu, 10).is_cuda()) << "a named device was overridden";
-    set_oracle_device("auto");
   }
 }
 
@@ -108,7 +143,7 @@ TEST(DeviceTest, TheOracleOnTheDeviceGivesTheCpuOraclesVerdicts) {
            {"swiglu", "rows@dsilu"}, {"layer_norm", "rows"}, {"layer_norm", "rows@bf16"},
            {"geglu", "flat"}, {"geglu", "flat@gelu_in_dtype"}, {"causal_conv1d", "tiled"},
            {"causal_conv1d", "tiled@original"}}) {
-    const KernelInfo& kernel = find_kernel(name);
+    const Kernel& kernel = find_kernel(name);
     CaseSpace space;
     space.impl = impl;
     space.dtypes = {DType::float32, DType::bfloat16, DType::float16};
@@ -117,11 +152,14 @@ TEST(DeviceTest, TheOracleOnTheDeviceGivesTheCpuOraclesVerdicts) {
       RandomChoices choices(seed);
       Case c = draw_case(kernel.schema(), choices, space);
       c.kernel = kernel.name();
-      set_oracle_device("cpu");
-      const Verdict host = evaluate(c);
-      set_oracle_device("cuda");
-      const Verdict device = evaluate(c);
-      set_oracle_device("auto");
+      const Verdict host = [&] {
+        const auto session = on("cpu", "cpu");
+        return evaluate(c);
+      }();
+      const Verdict device = [&] {
+        const auto session = on("cpu", "cuda");
+        return evaluate(c);
+      }();
       SCOPED_TRACE(name + " " + impl + " seed " + std::to_string(seed));
       ASSERT_EQ(to_string(host.status), to_string(device.status)) << host.message << " | " << device.message;
       ASSERT_EQ(host.tensors.size(), device.tensors.size());
@@ -160,7 +198,7 @@ TEST(DeviceTest, InputsDrawnOnTheDeviceAreTheHostsBits) {
   // Whole problems: drawn by the spec's inputs (rms_norm), by a materialize of the kernel's
   // own that draws scaled values (geglu) or adds host tensors (causal_conv1d's cu_seqlens).
   for (const std::string name : {"rms_norm", "geglu", "causal_conv1d"}) {
-    const KernelInfo& kernel = find_kernel(name);
+    const Kernel& kernel = find_kernel(name);
     for (uint64_t seed = 1; seed <= 20; ++seed) {
       const Case c = reference_case(kernel, seed);
       const Problem host = kernel.materialize(c), device = kernel.materialize_on(c, cuda);

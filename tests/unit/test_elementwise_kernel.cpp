@@ -17,7 +17,7 @@
 #include "harness/engine/replay.h"
 #include "harness/engine/runner.h"
 #include "harness/model/identity.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/presentation/report.h"
 #include "tests/planted.h"
 #include "tests/search_options.h"
@@ -29,7 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* kKernel = "scaled_tanh";
-const KernelInfo& kernel() { return find_kernel(kKernel); }
+const Kernel& kernel() { return find_kernel(kKernel); }
 const Schema& schema() { return kernel().schema(); }
 
 // The schema's default case (4 rows, 16 columns, a bias) for an implementation and property.

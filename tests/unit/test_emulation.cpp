@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/model/memcheck.h"
 #include "harness/model/verdict.h"
 #include "kernels/causal_conv1d/contract.h"
@@ -280,12 +280,12 @@ void expect_dtype(const char* name, const at::Tensor& t, at::ScalarType dtype) {
 }
 
 // Every output and gradient of `tiled` within the bound kprop derives for it
-// (KernelInfo::error_bounds, docs/design.md §5) of the float64 reference on the same
+// (Kernel::error_bounds, docs/design.md §5) of the float64 reference on the same
 // (rounded) inputs: the harness's own judgement, no hand-picked tolerance.
 void expect_within_derived_bounds(const CallSpec& s, const Inputs& in, const ForwardResult& f,
                                   const BackwardResult& b, const ForwardResult& rf,
                                   const BackwardResult& rb) {
-  const KernelInfo& kernel = find_kernel("causal_conv1d");
+  const Kernel& kernel = find_kernel("causal_conv1d");
   Shape shape;
   shape.layout = s.packed ? Layout::packed : Layout::dense;
   shape.lengths = s.lengths;

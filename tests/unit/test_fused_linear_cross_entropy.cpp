@@ -7,7 +7,7 @@
 #include "generators/shrink.h"
 #include "harness/engine/property.h"
 #include "harness/engine/runner.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/presentation/report.h"
 #include "tests/planted.h"
 #include "tests/search_options.h"
@@ -15,7 +15,7 @@
 namespace kprop {
 namespace {
 
-const KernelInfo& kernel() { return find_kernel("fused_linear_cross_entropy"); }
+const Kernel& kernel() { return find_kernel("fused_linear_cross_entropy"); }
 
 SearchOptions options(const std::string& impl, int64_t cases, uint64_t seed,
                       std::vector<std::string> properties = {},

@@ -20,7 +20,7 @@
 #include "harness/fuzz/fuzz_input.h"
 #include "harness/fuzz/fuzz_target.h"
 #include "harness/fuzz/seeds.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/nightly/fuzzer_process.h"
 #include "harness/storage/case_file.h"
 #include "tests/source_tree.h"
@@ -95,7 +95,7 @@ TEST(CheapErrors, ErrorsCarryNoStackTraceOnceAsked) {
 }
 
 TEST(FuzzInput, ByteZeroChoosesThePropertyUnlessTheTargetPinsOne) {
-  const KernelInfo& k = find_kernel("causal_conv1d");
+  const Kernel& k = find_kernel("causal_conv1d");
   const auto props = k.properties();
   for (size_t i = 0; i < props.size() * 2; ++i) {
     const uint8_t bytes[] = {static_cast<uint8_t>(i)};
@@ -222,7 +222,7 @@ TEST(FuzzTarget, ANewIdentityIsReportedOnceShrunkAndThenKnown) {
 }
 
 TEST(FuzzTarget, AHuntReportsOnlyItsDefect) {
-  const KernelInfo& k = find_kernel("causal_conv1d");
+  const Kernel& k = find_kernel("causal_conv1d");
   Case c;
   const auto bytes = corpus_input("tiled@fixed", &c);  // dh0 of short sequences
   for (const auto& d : k.known_defects()) {

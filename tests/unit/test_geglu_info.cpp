@@ -1,4 +1,4 @@
-// geglu's KernelInfo as the generic properties see it: materialized layouts, equivalent
+// geglu's Kernel as the generic properties see it: materialized layouts, equivalent
 // cases, the derived bounds (tight enough that the correct grid uses a visible share of
 // them, never more than all of them; infinite where float16 overflows) and the names of
 // the rounding points a deviation from the policy is explained by.
@@ -11,13 +11,13 @@
 #include "harness/engine/properties/calls.h"
 #include "harness/engine/property.h"
 #include "harness/model/host_values.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/model/verdict.h"
 
 namespace kprop {
 namespace {
 
-const KernelInfo& geglu() { return find_kernel("geglu"); }
+const Kernel& geglu() { return find_kernel("geglu"); }
 
 Case case_of(int64_t rows, int64_t cols, const std::string& layout, DType dtype,
              const std::string& impl = "flat", int64_t scale = 1) {

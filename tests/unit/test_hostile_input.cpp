@@ -17,7 +17,7 @@
 #include "harness/engine/corpus.h"
 #include "harness/engine/replay.h"
 #include "harness/engine/runner.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/storage/case_file.h"
 #include "tests/source_tree.h"
 

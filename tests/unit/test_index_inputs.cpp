@@ -88,7 +88,7 @@ Case probe_case(int64_t special, DType dtype = DType::float32, std::string impl 
   return c;
 }
 
-const KernelInfo& kernel() { return find_kernel("index_probe"); }
+const Kernel& kernel() { return find_kernel("index_probe"); }
 
 TEST(IndexInputs, AreInt64InRangeWithTheDeclaredShareOfTheSpecialIndex) {
   ASSERT_TRUE(registered);
@@ -121,7 +121,7 @@ TEST(IndexInputs, KeepTheirValuesAndDtypeWhateverTheCaseDtype) {
   // The same indices in a bf16 case: the share and the classes are no function of the dtype.
   EXPECT_TRUE(kernel().materialize(probe_case(30, DType::bfloat16)).inputs.get("target").equal(drawn));
   for (DType d : {DType::float64, DType::bfloat16, DType::float16}) {
-    const T t = KernelInfo::in_dtype(kernel().materialize(probe_case(30)), d).inputs.get("target");
+    const T t = Kernel::in_dtype(kernel().materialize(probe_case(30)), d).inputs.get("target");
     ASSERT_EQ(t.scalar_type(), at::kLong) << to_string(d);
     EXPECT_TRUE(t.equal(drawn)) << to_string(d);
   }

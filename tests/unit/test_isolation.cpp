@@ -8,13 +8,15 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 
 #include "core/errors.h"
 #include "harness/engine/property.h"
 #include "harness/execution/dispatch.h"
 #include "harness/execution/isolation.h"
+#include "harness/execution/session.h"
 #include "harness/model/identity.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/presentation/report.h"
 #include "tests/scaled_tanh_case.h"
 
@@ -39,23 +41,35 @@ void load_misbehaving_plugin() {
   (void)loaded;
 }
 
-IsolationSettings isolated(double timeout = 10, std::vector<std::string> refusals = {}) {
-  IsolationSettings s;
-  s.enabled = true;
-  s.command = {KPROP_EXECUTABLE};
-  s.libraries = {KPROP_TEST_KERNELS_PLUGIN, KPROP_MISBEHAVING_PLUGIN};
+SessionSettings isolated(double timeout = 10, std::vector<std::string> refusals = {}) {
+  SessionSettings s;
+  s.isolation.enabled = true;
+  s.isolation.command = {KPROP_EXECUTABLE};
+  s.isolation.libraries = {KPROP_TEST_KERNELS_PLUGIN, KPROP_MISBEHAVING_PLUGIN};
+  s.isolation.case_timeout_seconds = timeout;
   s.refusals = std::move(refusals);
-  s.case_timeout_seconds = timeout;
+  return s;
+}
+
+SessionSettings refusing(std::vector<std::string> refusals) {
+  SessionSettings s;
+  s.refusals = std::move(refusals);
   return s;
 }
 
 class Isolation : public ::testing::Test {
  protected:
   void SetUp() override { load_misbehaving_plugin(); }
-  void TearDown() override {
-    set_isolation({});
-    declare_outside_refusals({});
+  void TearDown() override { session_.reset(); }
+  // Runs what follows in a session of these settings (the one before it closed).
+  void use(SessionSettings settings) {
+    session_.reset();
+    session_ = std::make_unique<Session>(std::move(settings));
   }
+  void in_process() { session_.reset(); }
+
+ private:
+  std::unique_ptr<Session> session_;
 };
 
 // causal_conv1d's tiled implementations declare what they raise on (D % BD, W > 8 after
@@ -123,11 +137,11 @@ TEST_F(Isolation, AnUndeclaredExceptionIsAFailure) {
   EXPECT_EQ(v.signature(), "scaled_tanh/throw_wide::scaled_tanh/vs_reference/exception");
   EXPECT_EQ(evaluate(tanh_case("throw_wide::scaled_tanh", 15)).status, Verdict::Status::pass);
 
-  declare_outside_refusals({"refuses this case"});
+  use(refusing({"refuses this case"}));
   const Verdict declared = evaluate(tanh_case("throw_wide::scaled_tanh", 16));
   EXPECT_EQ(declared.status, Verdict::Status::rejected);
   EXPECT_FALSE(declared.fault);
-  declare_outside_refusals({"some other refusal"});
+  use(refusing({"some other refusal"}));
   EXPECT_EQ(evaluate(tanh_case("throw_wide::scaled_tanh", 16)).status, Verdict::Status::fail);
 }
 
@@ -136,18 +150,18 @@ TEST_F(Isolation, WorkerAnswersTheInProcessVerdict) {
   for (const std::string property : {"vs_reference", "gradient", "chunked"}) {
     const Case c = tanh_case("plugin_ok::scaled_tanh", 9, property);
     const Verdict here = evaluate(c);
-    set_isolation(isolated());
+    use(isolated());
     const int64_t before = isolation_stats().cases;
     const Verdict there = evaluate(c);
     EXPECT_EQ(isolation_stats().cases, before + 1);
-    set_isolation({});
+    in_process();
     EXPECT_EQ(verdict_to_json(there).dump(), verdict_to_json(here).dump()) << property;
   }
 }
 
 // Built-in implementations stay in-process for speed, isolation or not.
 TEST_F(Isolation, BuiltinsStayInProcess) {
-  set_isolation(isolated());
+  use(isolated());
   const int64_t before = isolation_stats().cases;
   EXPECT_EQ(evaluate(tanh_case("toy", 9)).status, Verdict::Status::pass);
   EXPECT_EQ(evaluate(conv_case("tiled", 96, false)).status, Verdict::Status::rejected);
@@ -157,7 +171,7 @@ TEST_F(Isolation, BuiltinsStayInProcess) {
 // A crash, an exit and a hang each become a failure with their reason, and the next case
 // runs in a fresh worker.
 TEST_F(Isolation, CrashExitAndHangAreFailures) {
-  set_isolation(isolated(1.0));
+  use(isolated(1.0));
   const int64_t started = isolation_stats().workers_started;
   const Verdict crash = evaluate(tanh_case("crash_wide::scaled_tanh", 16));
   EXPECT_EQ(crash.status, Verdict::Status::fail);
@@ -193,7 +207,7 @@ TEST_F(Isolation, CrashExitAndHangAreFailures) {
 
 // The worker judges refusals as the process would: the declared texts go with it.
 TEST_F(Isolation, RefusalsReachTheWorker) {
-  set_isolation(isolated(10, {"refuses this case"}));
+  use(isolated(10, {"refuses this case"}));
   EXPECT_EQ(evaluate(tanh_case("throw_wide::scaled_tanh", 16)).status, Verdict::Status::rejected);
 }
 

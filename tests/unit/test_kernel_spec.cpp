@@ -90,9 +90,8 @@ TEST(KernelSpec, ReturnsMapToGradientsByNameNotByPosition) {
   EXPECT_EQ(r.get("ds").item<float>(), 1.0f);
   EXPECT_EQ(r.get("dx").item<float>(), 0.0f);
   // Schema names in either spelling: causal_conv1d's dweight is dw, its dht a cotangent.
-  const KernelSpec* conv = spec_of(find_kernel("causal_conv1d"));
-  ASSERT_NE(conv, nullptr);
-  const OperatorSignature conv_bwd(*conv, conv->backward_schema, true);
+  const KernelSpec& conv = find_kernel("causal_conv1d").declaration();
+  const OperatorSignature conv_bwd(conv, conv.backward_schema, true);
   EXPECT_EQ(conv_bwd.returns(), (std::vector<std::string>{"dx", "dw", "db", "dh0"}));
   std::vector<std::string> cotangents;
   for (const auto& a : conv_bwd.arguments())
@@ -101,7 +100,7 @@ TEST(KernelSpec, ReturnsMapToGradientsByNameNotByPosition) {
 }
 
 TEST(KernelSpec, AMissingOptionalInputIsNoneAndHasNoGradient) {
-  const KernelInfo& tanh = find_kernel("scaled_tanh");
+  const Kernel& tanh = find_kernel("scaled_tanh");
   Case c = probe_case(1, false);
   c.kernel = "scaled_tanh";
   c.impl = "toy";
@@ -109,9 +108,8 @@ TEST(KernelSpec, AMissingOptionalInputIsNoneAndHasNoGradient) {
   const Problem p = tanh.materialize(c);
   EXPECT_FALSE(p.inputs.get("b").defined());
   EXPECT_EQ(tanh.differentiable_inputs(p), (std::vector<std::string>{"x", "s"}));
-  const KernelSpec* spec = spec_of(tanh);
-  ASSERT_NE(spec, nullptr);
-  const auto stack = OperatorSignature(*spec, spec->forward_schema, false).stack_for(p, {});
+  const KernelSpec& spec = tanh.declaration();
+  const auto stack = OperatorSignature(spec, spec.forward_schema, false).stack_for(p, {});
   ASSERT_EQ(stack.size(), 3u);
   EXPECT_TRUE(stack[2].isNone());
   const NamedTensors y = tanh.forward("kprop_toy", p);
@@ -136,7 +134,7 @@ Case tanh_case(DType dtype, uint64_t seed, int64_t rows, int64_t cols) {
 }
 
 TEST(KernelSpec, TheReferenceBackwardIsAutogradOfItsForward) {
-  const KernelInfo& tanh = find_kernel("scaled_tanh");
+  const Kernel& tanh = find_kernel("scaled_tanh");
   const Case c = tanh_case(DType::float64, 3, 3, 5);
   const Problem p = tanh.materialize(c);
   const at::Tensor dy = random_tensor({3, 5}, Distribution::normal, 3, 100, DType::float64);
@@ -152,10 +150,10 @@ TEST(KernelSpec, TheReferenceBackwardIsAutogradOfItsForward) {
 // in bf16 its ATen steps would each round (the first nightly over the library: 46 failures
 // of `reference`).
 TEST(KernelSpec, TheReferenceAsAnImplementationAnswersInFloat64) {
-  const KernelInfo& tanh = find_kernel("scaled_tanh");
+  const Kernel& tanh = find_kernel("scaled_tanh");
   const Case c = tanh_case(DType::bfloat16, 11, 4, 33);
   const Problem p = tanh.materialize(c);
-  const Problem exact = KernelInfo::in_dtype(p, DType::float64);
+  const Problem exact = Kernel::in_dtype(p, DType::float64);
   const at::Tensor dy = random_tensor({4, 33}, Distribution::normal, 11, 100, DType::bfloat16);
   const NamedTensors y = tanh.forward("kprop_reference", p);
   EXPECT_EQ(y.get("y").scalar_type(), at::kDouble);
@@ -177,7 +175,7 @@ TEST(KernelSpec, TheReferenceAsAnImplementationAnswersInFloat64) {
 // scaled_tanh's toys declare no backward: theirs is autograd of each one's own forward (or
 // of the one it names), in fp32 (rounded once to the input dtype), its masks included.
 TEST(KernelSpec, AnImplementationWithoutABackwardGetsAutogradOfItsOwnForward) {
-  const KernelInfo& tanh = find_kernel("scaled_tanh");
+  const Kernel& tanh = find_kernel("scaled_tanh");
   Case c;
   c.kernel = "scaled_tanh";
   c.dtype = DType::bfloat16;
@@ -286,9 +284,9 @@ TEST(KernelSpec, UndeclaredDimensionsAreTheIntegerParametersOfTheirName) {
   k.dims.clear();
   const auto kernel = compile_spec(k);
   EXPECT_EQ(kernel->materialize(probe_case(5, true)).inputs.get("s").sizes(), (std::vector<int64_t>{5}));
-  const KernelSpec* compiled = spec_of(*kernel);
-  ASSERT_EQ(compiled->dims.size(), 1u);
-  EXPECT_EQ(compiled->dims[0].name, "n");
+  const KernelSpec& compiled = kernel->declaration();
+  ASSERT_EQ(compiled.dims.size(), 1u);
+  EXPECT_EQ(compiled.dims[0].name, "n");
   // A flag is no size: naming one is still an undeclared dimension.
   k.outputs[0].dims = {"with_s"};
   EXPECT_EQ(usage_error(k), "kernel spec_probe: tensor 'y': dimension 'with_s' is not declared");

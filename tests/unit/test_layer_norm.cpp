@@ -8,7 +8,7 @@
 #include "harness/engine/property.h"
 #include "harness/engine/runner.h"
 #include "harness/model/identity.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/presentation/report.h"
 #include "tests/planted.h"
 #include "tests/search_options.h"

@@ -11,7 +11,7 @@
 #include "harness/execution/call_profile.h"
 #include "harness/execution/layout_variants.h"
 #include "harness/execution/takes.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/model/tensor_layouts.h"
 #include "harness/presentation/report.h"
 #include "harness/spec/kernel_spec.h"
@@ -81,13 +81,13 @@ TEST(LayoutVariants, ACotangentAlsoGetsTheBroadcastsAndAKernelItsStorageOrders) 
     for (const auto& l : v) out.push_back(l.name);
     return out;
   };
-  const KernelInfo& tanh = find_kernel("scaled_tanh");
+  const Kernel& tanh = find_kernel("scaled_tanh");
   EXPECT_EQ(names(layout_variants(tanh, "x", values({2, 3}), false)),
             (std::vector<std::string>{"transposed", "offset"}));
   EXPECT_EQ(names(layout_variants(tanh, "dy", values({2, 3}), true)),
             (std::vector<std::string>{"transposed", "offset", "stride-0", "expanded"}));
   EXPECT_EQ(names(layout_variants(tanh, "b", values({3}), false)), (std::vector<std::string>{"offset"}));
-  const KernelInfo& conv = find_kernel("causal_conv1d");
+  const Kernel& conv = find_kernel("causal_conv1d");
   EXPECT_EQ(names(layout_variants(conv, "dy", values({2, 3, 4}), true)),
             (std::vector<std::string>{"transposed", "offset", "stride-0", "expanded", "time-major"}));
   EXPECT_TRUE(names(layout_variants(conv, "w", values({3, 4}), false)).size() == 2);
@@ -123,11 +123,11 @@ TEST(Layout, ASumDeclaredReorderedIsHeldToItsBoundTheRestBitForBit) {
   Case c = tanh_case("toy", 4, "layout", 1565237249911210449ull);
   c.set("rows", int64_t{5});
   const Property& layout = find_property("layout");
-  const KernelInfo& declared = find_kernel("scaled_tanh");
+  const Kernel& declared = find_kernel("scaled_tanh");
   const Implementation toy = declared.implementations()[1];
   ASSERT_EQ(toy.name, "toy");
   EXPECT_EQ(layout.check(declared, toy, c).status, Verdict::Status::pass);
-  KernelSpec undeclared = *spec_of(declared);
+  KernelSpec undeclared = declared.declaration();
   undeclared.reordered_by_layout.clear();
   undeclared.implementations.clear();  // its operators are registered already
   undeclared.default_implementation.clear();

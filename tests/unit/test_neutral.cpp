@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/engine/property.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/presentation/report.h"
 #include "tests/scaled_tanh_case.h"
 

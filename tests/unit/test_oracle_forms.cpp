@@ -14,7 +14,7 @@
 #include "harness/engine/properties/calls.h"
 #include "harness/engine/property.h"
 #include "harness/model/host_values.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "tests/as_on_a_device.h"
 
 namespace kprop {
@@ -59,7 +59,7 @@ struct FormsCase {
 class OracleFormsOf : public ::testing::TestWithParam<FormsCase> {};
 
 TEST_P(OracleFormsOf, VsReferenceGivesTheSameVerdictsInBothForms) {
-  const KernelInfo& kernel = find_kernel(GetParam().kernel);
+  const Kernel& kernel = find_kernel(GetParam().kernel);
   ASSERT_TRUE(kernel.oracle_runs_on_any_device());
   int verdicts = 0, failures = 0;
   for (const std::string& impl : GetParam().impls) {
@@ -118,7 +118,7 @@ INSTANTIATE_TEST_SUITE_P(
 // tensor, in both forms: the same values to float64 rounding (an oracle whose device form
 // sums in another order, as causal_conv1d's dw does, differs by ulps, not more).
 TEST_P(OracleFormsOf, ReferenceAndBoundsHaveTheSameValuesInBothForms) {
-  const KernelInfo& kernel = find_kernel(GetParam().kernel);
+  const Kernel& kernel = find_kernel(GetParam().kernel);
   Implementation reference;
   for (const auto& impl : kernel.implementations())
     if (impl.name == "reference") reference = impl;

@@ -11,13 +11,13 @@
 #include "generators/schema.h"
 #include "generators/shrink.h"
 #include "harness/engine/property.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/model/sequence_family.h"
 
 namespace kprop {
 namespace {
 
-const KernelInfo& linear_attn() { return find_kernel("linear_attn"); }
+const Kernel& linear_attn() { return find_kernel("linear_attn"); }
 
 Case packed_case(std::vector<int64_t> lengths) {
   const Schema& schema = linear_attn().schema();
@@ -84,7 +84,7 @@ TEST(PackedSequences, TheListFollowsTheLayoutInValidationFittingAndShrinking) {
 }
 
 TEST(PackedSequences, APackedCaseIsOneRowWithItsOffsetsAndAStatePerSequence) {
-  const KernelInfo& k = linear_attn();
+  const Kernel& k = linear_attn();
   const Problem p = k.materialize(packed_case({3, 1, 4}));
   EXPECT_EQ(p.inputs.get("q").sizes(), (std::vector<int64_t>{1, 8, 1, 4}));
   EXPECT_EQ(p.inputs.get("h0").size(0), 3);
@@ -102,7 +102,7 @@ TEST(PackedSequences, APackedCaseIsOneRowWithItsOffsetsAndAStatePerSequence) {
 }
 
 TEST(PackedSequences, SeparatingGivesEachSequenceItsTokensAndState) {
-  const KernelInfo& k = linear_attn();
+  const Kernel& k = linear_attn();
   const Problem p = k.materialize(packed_case({3, 1, 4}));
   const auto parts = k.sequences()->separate(p);
   ASSERT_TRUE(parts);
@@ -126,7 +126,7 @@ TEST(PackedSequences, SeparatingGivesEachSequenceItsTokensAndState) {
 // chunked cuts a packed row as context parallelism does: inside a sequence (its state
 // handed on), on a boundary (nothing handed on) and inside the first sequence.
 TEST(PackedSequences, ChunkedCutsThePackedRowAndHandsTheCutSequencesStateOn) {
-  const KernelInfo& k = linear_attn();
+  const Kernel& k = linear_attn();
   Case c = packed_case({3, 5});
   c.property = "chunked";
   c.set("normalize", true);

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "harness/engine/properties/handed_tensors.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/model/random_tensor.h"
 #include "tests/as_on_a_device.h"
 #include "tests/reference_case.h"
@@ -257,7 +257,7 @@ TEST(RandomTensorTest, EveryKernelsProblemsOnTheMetaDeviceHaveTheirShapes) {
   const c10::Device meta(c10::kMeta);
   int compared = 0;
   for (const auto& name : kernel_names()) {
-    const KernelInfo& kernel = find_kernel(name);
+    const Kernel& kernel = find_kernel(name);
     for (uint64_t seed = 1; seed <= 8; ++seed) {
       const Case c = reference_case(kernel, seed);
       const Problem host = kernel.materialize(c), shapes = kernel.materialize_on(c, meta);
@@ -301,7 +301,7 @@ TEST(RandomTensorTest, ScaledValuesHaveTheHostsBitsInBothForms) {
 TEST(RandomTensorTest, EveryKernelsProblemsDrawnAsOnADeviceAreTheHostsBits) {
   int compared = 0;
   for (const auto& name : kernel_names()) {
-    const KernelInfo& kernel = find_kernel(name);
+    const Kernel& kernel = find_kernel(name);
     for (uint64_t seed = 1; seed <= 8; ++seed) {
       const Case c = reference_case(kernel, seed);
       const Problem host = kernel.materialize(c);

@@ -5,7 +5,7 @@
 #include "core/errors.h"
 #include "core/registry.h"
 #include "harness/engine/property.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/model/precision_model.h"
 
 namespace kprop {
@@ -38,7 +38,7 @@ class SecondGradient : public Property {
   std::string name() const override { return "gradient"; }
   std::string about() const override { return "a second property named gradient"; }
   std::vector<DType> dtypes() const override { return {DType::float64}; }
-  Verdict check(const KernelInfo&, const Implementation&, const Case&) const override {
+  Verdict check(const Kernel&, const Implementation&, const Case&) const override {
     return {};
   }
 };

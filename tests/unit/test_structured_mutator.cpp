@@ -12,7 +12,7 @@
 #include "generators/schema.h"
 #include "harness/fuzz/fuzz_input.h"
 #include "harness/fuzz/structured_mutator.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 namespace kprop {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "core/errors.h"
 #include "generators/schema.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/presentation/svg_heatmap.h"
 #include "harness/presentation/sweep.h"
 #include "kernels/causal_conv1d/shape.h"

@@ -7,7 +7,7 @@
 #include "generators/shrink.h"
 #include "harness/engine/property.h"
 #include "harness/engine/runner.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/presentation/report.h"
 #include "tests/search_options.h"
 
@@ -48,7 +48,7 @@ TEST(Swiglu, CompositionBoundsTheFloat64SumOfALeafsGradients) {
 }
 
 TEST(Swiglu, TheDroppedDerivativeTermIsFoundAndShrunk) {
-  const KernelInfo& kernel = find_kernel("swiglu");
+  const Kernel& kernel = find_kernel("swiglu");
   ASSERT_EQ(kernel.known_defects().size(), 1u);
   const KnownDefect d = kernel.known_defects()[0];
   for (uint64_t seed : {1, 2, 3}) {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "harness/model/identity.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 #include "harness/model/verdict.h"
 #include "harness/presentation/report.h"
 #include "kernels/causal_conv1d/schema.h"
@@ -46,7 +46,7 @@ class VerdictTest : public ::testing::Test {
     return compare(kernel_, problem_, a, e, b, check);
   }
 
-  const KernelInfo& kernel_;
+  const Kernel& kernel_;
   Problem problem_;
 };
 

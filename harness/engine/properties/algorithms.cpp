@@ -28,7 +28,7 @@ class Algorithms final : public Property {
     return {DType::float32, DType::bfloat16, DType::float16};
   }
 
-  Verdict check(const KernelInfo& kernel, const Implementation& impl,
+  Verdict check(const Kernel& kernel, const Implementation& impl,
                 const Case& c) const override {
     Verdict v = open_verdict(kernel, c);
     const Takes* takes = declared_takes(kernel.name(), impl.name);

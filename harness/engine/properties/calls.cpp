@@ -16,7 +16,7 @@ namespace {
 const char* kReferenceNamespace = "kprop_reference";
 }
 
-Calls::Calls(const KernelInfo& kernel, const Implementation& impl, Verdict& verdict)
+Calls::Calls(const Kernel& kernel, const Implementation& impl, Verdict& verdict)
     : kernel_(kernel), impl_(impl), verdict_(verdict) {
   if (const Takes* takes = declared_takes(kernel.name(), impl.name)) overwrites_ = takes->overwrites;
 }
@@ -211,7 +211,7 @@ NamedTensors Calls::reference(const Problem& p, const NamedTensors& cotangents) 
   return remembered(p, cotangents).reference;
 }
 
-bool declared_nondeterministic(const KernelInfo& kernel, const Implementation& impl) {
+bool declared_nondeterministic(const Kernel& kernel, const Implementation& impl) {
   const Takes* takes = declared_takes(kernel.name(), impl.name);
   return kernel.nondeterministic() || (takes != nullptr && takes->nondeterministic);
 }
@@ -255,7 +255,7 @@ at::Tensor cotangent(const Case& c, const std::vector<int64_t>& sizes, uint64_t 
 
 }  // namespace
 
-NamedTensors random_cotangents(const KernelInfo& kernel, const Problem& p,
+NamedTensors random_cotangents(const Kernel& kernel, const Problem& p,
                                const NamedTensors& outputs) {
   NamedTensors cot;
   uint64_t stream = 100;

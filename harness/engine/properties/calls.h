@@ -14,7 +14,7 @@ namespace kprop {
 // handed back changed (harness/engine/properties/handed_tensors.h).
 class Calls {
  public:
-  Calls(const KernelInfo& kernel, const Implementation& impl, Verdict& verdict);
+  Calls(const Kernel& kernel, const Implementation& impl, Verdict& verdict);
 
   // Hands every tensor as it is: no copy of a tensor it declares it writes over, none of a
   // tensor already on its device, no watch. `composition` lets a graph see what the
@@ -22,7 +22,7 @@ class Calls {
   void hand_as_given() { as_given_ = true; }
 
   // c's problem on the oracle's device (harness/execution/device.h: the kernel's oracle
-  // there, or the CPU), drawn there (KernelInfo::materialize_on); from then on the results
+  // there, or the CPU), drawn there (Kernel::materialize_on); from then on the results
   // of forward and backward come back there, not to the CPU.
   Problem materialized_on_oracle_device(const Case& c);
 
@@ -54,7 +54,7 @@ class Calls {
   template <typename F>
   NamedTensors watching(const std::string& side, const Problem& p, const NamedTensors& cotangents,
                         F call) const;
-  const KernelInfo& kernel_;
+  const Kernel& kernel_;
   const Implementation& impl_;
   Verdict& verdict_;
   std::vector<std::string> overwrites_;  // what it declares it writes over
@@ -65,12 +65,12 @@ class Calls {
 
 // The implementation (Takes::nondeterministic) or its kernel's spec declares that it may
 // round otherwise on each call (atomics): checks that compare two calls hold it to the bound.
-bool declared_nondeterministic(const KernelInfo& kernel, const Implementation& impl);
+bool declared_nondeterministic(const Kernel& kernel, const Implementation& impl);
 
 // The cotangents of the outputs that take one, named grad_name(output), in the problem's
 // dtype and on its inputs' device, as the case's choice makes them (Case::cotangents: random normal values from the
 // case's seed, ones, zero for the first output, a mean's 1/N, per-row weights).
-NamedTensors random_cotangents(const KernelInfo& kernel, const Problem& p,
+NamedTensors random_cotangents(const Kernel& kernel, const Problem& p,
                                const NamedTensors& outputs);
 
 NamedTensors merged(const NamedTensors& a, const NamedTensors& b);

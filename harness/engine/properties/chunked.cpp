@@ -19,14 +19,14 @@ class Chunked final : public Property {
   std::vector<DType> dtypes() const override { return {DType::float32, DType::bfloat16}; }
 
   // The whole call, the first part and the second (which takes the handed-on state).
-  std::vector<Case> calls(const KernelInfo& kernel, const Case& c) const override {
+  std::vector<Case> calls(const Kernel& kernel, const Case& c) const override {
     if (!kernel.sequences()) return {c};
     const auto split = kernel.sequences()->split(kernel.materialize(c));
     if (!split) return {c};
     return {c, split->first.c, split->second.c};
   }
 
-  Verdict check(const KernelInfo& kernel, const Implementation& impl,
+  Verdict check(const Kernel& kernel, const Implementation& impl,
                 const Case& c) const override {
     Verdict v = open_verdict(kernel, c);
     if (!kernel.sequences()) {

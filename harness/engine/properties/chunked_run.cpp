@@ -3,7 +3,7 @@
 
 namespace kprop {
 
-std::optional<ChunkedRun> run_chunked(const KernelInfo& kernel, const Calls& calls,
+std::optional<ChunkedRun> run_chunked(const Kernel& kernel, const Calls& calls,
                                       const Problem& whole) {
   const SequenceFamily* family = kernel.sequences();
   if (!family) return std::nullopt;

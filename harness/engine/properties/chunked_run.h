@@ -18,7 +18,7 @@ struct ChunkedRun {
 };
 
 // std::nullopt where the kernel cannot split this problem (nothing continues).
-std::optional<ChunkedRun> run_chunked(const KernelInfo& kernel, const Calls& calls,
+std::optional<ChunkedRun> run_chunked(const Kernel& kernel, const Calls& calls,
                                       const Problem& whole);
 
 }  // namespace kprop

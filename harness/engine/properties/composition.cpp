@@ -36,7 +36,7 @@ class Composition final : public Property {
     return {DType::float32, DType::bfloat16, DType::float16};
   }
 
-  Verdict check(const KernelInfo& kernel, const Implementation& impl,
+  Verdict check(const Kernel& kernel, const Implementation& impl,
                 const Case& c) const override {
     Verdict v = open_verdict(kernel, c);
     for (const Graph g : {Graph::residual, Graph::used_twice}) run(kernel, impl, c, g, v);
@@ -45,7 +45,7 @@ class Composition final : public Property {
   }
 
  private:
-  static void run(const KernelInfo& kernel, const Implementation& impl, const Case& c, Graph graph,
+  static void run(const Kernel& kernel, const Implementation& impl, const Case& c, Graph graph,
                   Verdict& v) {
     const std::string label = graph == Graph::residual ? "in a residual" : "used twice";
     Calls calls(kernel, impl, v);

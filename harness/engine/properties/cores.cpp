@@ -1,5 +1,5 @@
 // cores: the result may not depend on the hardware's core count, which only changes the
-// tiling. The kernel says which other hardware to compare with (KernelInfo::retiled; for
+// tiling. The kernel says which other hardware to compare with (Kernel::retiled; for
 // causal_conv1d one core, the widest tiles, or 48 when the case has one core); kernels
 // without tiling hints skip the property.
 #include "harness/engine/properties/calls.h"
@@ -16,13 +16,13 @@ class CoreInvariance final : public Property {
   }
   std::vector<DType> dtypes() const override { return {DType::float32, DType::bfloat16}; }
 
-  std::vector<Case> calls(const KernelInfo& kernel, const Case& c) const override {
+  std::vector<Case> calls(const Kernel& kernel, const Case& c) const override {
     std::vector<Case> out{c};
     if (const auto other = kernel.retiled(c)) out.push_back(*other);
     return out;
   }
 
-  Verdict check(const KernelInfo& kernel, const Implementation& impl,
+  Verdict check(const Kernel& kernel, const Implementation& impl,
                 const Case& c) const override {
     Verdict v = open_verdict(kernel, c);
     const auto retiled = kernel.retiled(c);

@@ -79,7 +79,7 @@ class Gradient final : public Property {
   std::vector<DType> dtypes() const override { return {DType::float64}; }
   bool adapts_dtype() const override { return true; }
 
-  Verdict check(const KernelInfo& kernel, const Implementation& impl,
+  Verdict check(const Kernel& kernel, const Implementation& impl,
                 const Case& c) const override {
     const DType dtype = taken_dtype(c, DType::float64);
     if (dtype != DType::float64) return in_its_dtype(kernel, impl, c, dtype);
@@ -121,7 +121,7 @@ class Gradient final : public Property {
   // An implementation that takes no float64 (a Triton kernel) cannot be differentiated
   // numerically at float64's precision: its backward in a dtype it takes is held to the
   // float64 reference's gradient instead, within the derived bound, and the verdict says so.
-  Verdict in_its_dtype(const KernelInfo& kernel, const Implementation& impl, const Case& c,
+  Verdict in_its_dtype(const Kernel& kernel, const Implementation& impl, const Case& c,
                        DType dtype) const {
     Verdict v = open_verdict(kernel, c);
     Calls calls(kernel, impl, v);
@@ -148,7 +148,7 @@ class Gradient final : public Property {
 
   // f(inputs) = <v, forward(inputs)>, summed over the outputs that take a cotangent.
   struct Objective {
-    const KernelInfo& kernel;
+    const Kernel& kernel;
     const Calls& calls;
     const NamedTensors& cot;
     double operator()(const Problem& q) const {
@@ -240,7 +240,7 @@ class Gradient final : public Property {
   }
 
   // d f / d input[i] for every element i, against the backward's gradient.
-  TensorError elementwise(const KernelInfo& kernel, const Problem& p, const Objective& f,
+  TensorError elementwise(const Kernel& kernel, const Problem& p, const Objective& f,
                           const NamedTensors& grads, const std::string& input,
                           double scale, double noise) const {
     TensorError row;
@@ -261,7 +261,7 @@ class Gradient final : public Property {
 
   // J[o, i] from finite differences (per input element) and from the backward (per
   // output element, a unit cotangent), compared element by element for each input.
-  void full_jacobian(const KernelInfo& kernel, const Calls& calls, const Problem& p,
+  void full_jacobian(const Kernel& kernel, const Calls& calls, const Problem& p,
                      const NamedTensors& outputs, const NamedTensors&, Verdict& v) const {
     const auto out_names = kernel.outputs_with_cotangent(p);
     // The outputs that take a cotangent, flattened one after another into float64.

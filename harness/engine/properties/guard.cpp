@@ -66,7 +66,7 @@ class Guard final : public Property {
     return {DType::float32, DType::bfloat16, DType::float16};
   }
 
-  Verdict check(const KernelInfo& kernel, const Implementation& impl,
+  Verdict check(const Kernel& kernel, const Implementation& impl,
                 const Case& c) const override {
     Verdict v = open_verdict(kernel, c);
     bool nondeterministic = declared_nondeterministic(kernel, impl);

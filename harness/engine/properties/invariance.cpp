@@ -1,5 +1,5 @@
 // invariance: an implementation must give bit-identical results on the cases the kernel
-// declares equivalent (KernelInfo::equivalent_cases): the same inputs on other hardware
+// declares equivalent (Kernel::equivalent_cases): the same inputs on other hardware
 // (core counts, buffer budgets: other blocks and grids) or in another memory layout. An
 // element-wise kernel owes exactness there, not a bound: nothing is summed in another
 // order. A difference is the symptom "c varies with layout"; an equivalent call that is
@@ -22,13 +22,13 @@ class Invariance final : public Property {
   }
 
   // The case, then each equivalent one.
-  std::vector<Case> calls(const KernelInfo& kernel, const Case& c) const override {
+  std::vector<Case> calls(const Kernel& kernel, const Case& c) const override {
     std::vector<Case> out{c};
     for (const auto& e : kernel.equivalent_cases(c)) out.push_back(e.c);
     return out;
   }
 
-  Verdict check(const KernelInfo& kernel, const Implementation& impl,
+  Verdict check(const Kernel& kernel, const Implementation& impl,
                 const Case& c) const override {
     Verdict v = open_verdict(kernel, c);
     const auto equivalents = kernel.equivalent_cases(c);

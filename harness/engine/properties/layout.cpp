@@ -3,7 +3,7 @@
 // broadcast cotangent as `y.sum().backward()` gives, a storage order the kernel declares.
 // Nothing is summed differently for another layout, so the results must be the contiguous
 // call's bit for bit; a result the kernel declares a sum whose order follows the strides
-// (KernelInfo::reordered_by_layout; every result of an implementation that declares
+// (Kernel::reordered_by_layout; every result of an implementation that declares
 // Takes::layout_changes_reduction_order) is held to the derived bound instead. A
 // difference is the symptom "dh0 varies with dy stride-0": the result that differs, the
 // tensor laid out and how.
@@ -30,7 +30,7 @@ class Layout final : public Property {
     return {DType::float32, DType::bfloat16, DType::float16};
   }
 
-  Verdict check(const KernelInfo& kernel, const Implementation& impl,
+  Verdict check(const Kernel& kernel, const Implementation& impl,
                 const Case& c) const override {
     Verdict v = open_verdict(kernel, c);
     const Takes* takes = declared_takes(kernel.name(), impl.name);

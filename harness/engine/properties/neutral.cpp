@@ -1,5 +1,5 @@
 // neutral: an optional input left out equals its neutral value passed. No bias must equal a
-// zero bias, no initial state a zero state (KernelInfo::neutral_inputs). A kernel takes
+// zero bias, no initial state a zero state (Kernel::neutral_inputs). A kernel takes
 // two code paths for the two (a HAS_BIAS branch, a kernel variant without the state), and
 // a branch that forgets a term in one of them is invisible to every test that only takes
 // the other; here neither needs a reference. Adding a zero is exact, so the results (the
@@ -38,7 +38,7 @@ class Neutral final : public Property {
     return {DType::float32, DType::bfloat16, DType::float16};
   }
 
-  Verdict check(const KernelInfo& kernel, const Implementation& impl,
+  Verdict check(const Kernel& kernel, const Implementation& impl,
                 const Case& c) const override {
     Verdict v = open_verdict(kernel, c);
     const bool nondeterministic = declared_nondeterministic(kernel, impl);

@@ -17,7 +17,7 @@ class PackedVsSeparate final : public Property {
   std::vector<DType> dtypes() const override { return {DType::float32, DType::bfloat16}; }
 
   // The packed call, then each sequence on its own.
-  std::vector<Case> calls(const KernelInfo& kernel, const Case& c) const override {
+  std::vector<Case> calls(const Kernel& kernel, const Case& c) const override {
     std::vector<Case> out{c};
     if (!kernel.sequences()) return out;
     if (const auto parts = kernel.sequences()->separate(kernel.materialize(c)))
@@ -25,7 +25,7 @@ class PackedVsSeparate final : public Property {
     return out;
   }
 
-  Verdict check(const KernelInfo& kernel, const Implementation& impl,
+  Verdict check(const Kernel& kernel, const Implementation& impl,
                 const Case& c) const override {
     Verdict v = open_verdict(kernel, c);
     const SequenceFamily* sequences = kernel.sequences();

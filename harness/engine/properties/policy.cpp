@@ -1,5 +1,5 @@
 // policy: an implementation must round where the framework rounds. The kernel names its
-// policy implementation (KernelInfo::policy_implementation, e.g. geglu's torch_policy,
+// policy implementation (Kernel::policy_implementation, e.g. geglu's torch_policy,
 // built from the framework's own ops), and every output and gradient is compared with it
 // bit for bit in the low-precision dtypes, where its rounding points decide the result.
 //
@@ -35,7 +35,7 @@ class Policy final : public Property {
   // a device approximates tanh, which kprop does not model.
   std::vector<DType> dtypes() const override { return {DType::bfloat16, DType::float16}; }
 
-  Verdict check(const KernelInfo& kernel, const Implementation& impl,
+  Verdict check(const Kernel& kernel, const Implementation& impl,
                 const Case& c) const override {
     Verdict v = open_verdict(kernel, c);
     const auto policy_name = kernel.policy_implementation();

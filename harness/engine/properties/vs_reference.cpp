@@ -17,7 +17,7 @@ class VsReference final : public Property {
     return {DType::float32, DType::bfloat16, DType::float16, DType::float64};
   }
 
-  Verdict check(const KernelInfo& kernel, const Implementation& impl,
+  Verdict check(const Kernel& kernel, const Implementation& impl,
                 const Case& c) const override {
     Verdict v = open_verdict(kernel, c);
     Calls calls(kernel, impl, v);

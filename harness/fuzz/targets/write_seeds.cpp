@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "harness/fuzz/seeds.h"
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 int main(int argc, char** argv) {
   if (argc < 4) {

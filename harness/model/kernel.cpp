@@ -1,4 +1,4 @@
-#include "harness/model/kernel_info.h"
+#include "harness/model/kernel.h"
 
 #include "core/errors.h"
 #include "core/registry.h"
@@ -9,13 +9,13 @@
 namespace kprop {
 
 namespace {
-Registry<KernelInfo>& kernels() {
-  static Registry<KernelInfo> all("kernel", "kernels");
+Registry<Kernel>& kernels() {
+  static Registry<Kernel> all("kernel", "kernels");
   return all;
 }
 }  // namespace
 
-Problem KernelInfo::in_dtype(const Problem& p, DType dtype) {
+Problem Kernel::in_dtype(const Problem& p, DType dtype) {
   Problem out{p.c, {}};
   out.c.dtype = dtype;
   for (const auto& [name, t] : p.inputs)
@@ -23,13 +23,7 @@ Problem KernelInfo::in_dtype(const Problem& p, DType dtype) {
   return out;
 }
 
-Problem KernelInfo::materialize_on(const Case& c, const c10::Device& device) const {
-  Problem p = materialize(c);
-  if (device.is_cpu()) return p;
-  return Problem{p.c, same_layouts_on(p.inputs, device)};
-}
-
-bool register_kernel(std::unique_ptr<KernelInfo> kernel) {
+bool register_kernel(std::unique_ptr<Kernel> kernel) {
   return kernels().add(std::move(kernel));
 }
 
@@ -41,6 +35,6 @@ std::string default_kernel() {
   return names.front();
 }
 
-const KernelInfo& find_kernel(const std::string& name) { return kernels().find(name); }
+const Kernel& find_kernel(const std::string& name) { return kernels().find(name); }
 
 }  // namespace kprop

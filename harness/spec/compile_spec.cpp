@@ -1,5 +1,6 @@
-// A KernelSpec compiled into a KernelInfo, and its operators registered: everything
-// harness/spec/kernel_spec.h says is derived is derived here.
+// A KernelSpec compiled into a Kernel, and its operators registered: everything
+// harness/spec/kernel_spec.h says is derived is derived here, and the Kernel's facts are
+// resolved once (kernel_of).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <torch/library.h>
@@ -90,53 +91,69 @@ class SpecOperator final : public c10::OperatorKernel {
   bool in_float64_;  // the reference: every floating input as contiguous float64
 };
 
-class SpecKernel final : public KernelInfo {
+// A declaration with what is derived from it: the operator signatures and the gradients.
+// The Kernel's operations are its member functions (kernel_of).
+class CompiledSpec {
  public:
-  explicit SpecKernel(KernelSpec spec)
+  explicit CompiledSpec(KernelSpec spec)
       : spec_(std::move(spec)),
         forward_(spec_, spec_.forward_schema, false),
         backward_(spec_, spec_.backward_schema, true) {
     for (const auto& in : spec_.inputs)
       if (in.differentiable) gradients_.emplace_back(&in, grad_name(in.name));
-    implementations_.push_back(
-        {kReference, implementation_namespace(kReference), spec_.reference_about});
-    for (const auto& i : spec_.implementations)
-      implementations_.push_back({i.name, implementation_namespace(i.name), i.about});
   }
 
   const KernelSpec& spec() const { return spec_; }
   const OperatorSignature& forward_signature() const { return forward_; }
   const OperatorSignature& backward_signature() const { return backward_; }
 
-  std::string name() const override { return spec_.name; }
-  std::pair<std::string, std::string> operator_schemas() const override {
-    return {spec_.forward_schema, spec_.backward_schema};
-  }
-  std::vector<DType> dtypes() const override { return spec_.dtypes; }
-  std::vector<std::string> properties() const override { return spec_.properties; }
-
-  std::vector<Implementation> implementations() const override { return implementations_; }
-  std::string default_implementation() const override { return spec_.default_implementation; }
-  const Schema& schema() const override { return *spec_.schema; }
-
-  Problem materialize(const Case& c) const override {
-    if (!spec_.materialize) return drawn_problem(c, c10::kCPU);
-    Problem p = spec_.materialize(c, c10::kCPU);
-    if (spec_.relate_inputs) spec_.relate_inputs(c, p.inputs);
-    return p;
+  KernelFacts facts() const {
+    KernelFacts f;
+    f.name = spec_.name;
+    f.operator_schemas = {spec_.forward_schema, spec_.backward_schema};
+    f.dtypes = spec_.dtypes;
+    f.properties = spec_.properties;
+    f.implementations.push_back(
+        {kReference, implementation_namespace(kReference), spec_.reference_about});
+    for (const auto& i : spec_.implementations)
+      f.implementations.push_back({i.name, implementation_namespace(i.name), i.about});
+    f.default_implementation = spec_.default_implementation;
+    f.schema = spec_.schema;
+    for (const auto& in : spec_.inputs) f.handed_tensor_names.push_back(in.name);
+    for (const auto& out : spec_.outputs)
+      if (out.differentiable) f.handed_tensor_names.push_back(grad_name(out.name));
+    for (const auto* list : {&spec_.inputs, &spec_.outputs})
+      for (const auto& t : *list)
+        for (const auto& [name, order] : t.storage_orders)
+          f.storage_orders.push_back({t.name, name, order});
+    f.reordered_by_layout = spec_.reordered_by_layout;
+    for (const auto& in : spec_.inputs)
+      if (in.index_draw) f.index_inputs.push_back(in.name);
+    f.nondeterministic = spec_.nondeterministic;
+    f.oracle_runs_on_any_device = spec_.oracle_runs_on_any_device;
+    for (const auto& in : spec_.inputs)
+      if (in.neutral_value) f.neutral_inputs.push_back({in.name, in.flag, *in.neutral_value});
+    f.sequences = spec_.sequences;
+    f.known_defects = spec_.known_defects;
+    f.policy_implementation = spec_.policy_implementation;
+    return f;
   }
 
   // Drawn where they are wanted. A kernel whose inputs are related afterwards (host code)
   // draws on the CPU and copies; a materialize of its own draws what it can there.
-  Problem materialize_on(const Case& c, const c10::Device& device) const override {
-    if (device.is_cpu() || spec_.relate_inputs)
-      return KernelInfo::materialize_on(c, device);
+  Problem materialize(const Case& c, const c10::Device& device) const {
+    if (!device.is_cpu() && spec_.relate_inputs) {
+      const Problem p = materialize(c, c10::kCPU);
+      return Problem{p.c, same_layouts_on(p.inputs, device)};
+    }
     if (!spec_.materialize) return drawn_problem(c, device);
-    const Problem p = spec_.materialize(c, device);
-    return Problem{p.c, same_layouts_on(p.inputs, device)};
+    Problem p = spec_.materialize(c, device);
+    if (!device.is_cpu()) return Problem{p.c, same_layouts_on(p.inputs, device)};
+    if (spec_.relate_inputs) spec_.relate_inputs(c, p.inputs);
+    return p;
   }
 
-  NamedTensors forward(const std::string& ns, const Problem& p) const override {
+  NamedTensors forward(const std::string& ns, const Problem& p) const {
     auto stack = forward_.stack_for(p, {});
     call_boxed(ns + "::" + forward_.operator_name(), stack, forward_.returns().size());
     // The outputs this problem has: an output the case leaves out (zt without normalize)
@@ -148,7 +165,7 @@ class SpecKernel final : public KernelInfo {
   }
 
   NamedTensors backward(const std::string& ns, const Problem& p,
-                        const NamedTensors& cotangents) const override {
+                        const NamedTensors& cotangents) const {
     auto stack = backward_.stack_for(p, cotangents);
     call_boxed(ns + "::" + backward_.operator_name(), stack, backward_.returns().size());
     const NamedTensors all = backward_.results(stack);
@@ -158,20 +175,13 @@ class SpecKernel final : public KernelInfo {
     return out;
   }
 
-  std::vector<std::string> differentiable_inputs(const Problem& p) const override {
+  std::vector<std::string> differentiable_inputs(const Problem& p) const {
     std::vector<std::string> names;
     for (const auto& in : spec_.inputs)
       if (in.differentiable && is_present(in, p.c)) names.push_back(in.name);
     return names;
   }
-  std::vector<std::string> handed_tensor_names() const override {
-    std::vector<std::string> names;
-    for (const auto& in : spec_.inputs) names.push_back(in.name);
-    for (const auto& out : spec_.outputs)
-      if (out.differentiable) names.push_back(grad_name(out.name));
-    return names;
-  }
-  std::vector<std::string> outputs_with_cotangent(const Problem& p) const override {
+  std::vector<std::string> outputs_with_cotangent(const Problem& p) const {
     std::vector<std::string> names;
     for (const auto& out : spec_.outputs)
       if (out.differentiable && is_present(out, p.c) && (!out.cotangent || out.cotangent(p.c)))
@@ -181,9 +191,9 @@ class SpecKernel final : public KernelInfo {
 
   NamedTensors error_bounds(const Problem& p, const NamedTensors& cotangents,
                             const NamedTensors& reference,
-                            const std::vector<int>& joined_partials) const override {
+                            const std::vector<int>& joined_partials) const {
     if (spec_.error_bounds) return spec_.error_bounds(p, cotangents, reference, joined_partials);
-    Exact exact{p.c, in_dtype(p, DType::float64).inputs};
+    Exact exact{p.c, Kernel::in_dtype(p, DType::float64).inputs};
     for (const auto& [name, t] : cotangents) exact.tensors.set(name, float64_of(t));
     for (const auto& [name, t] : reference) exact.tensors.set(name, t);
     std::map<std::string, int64_t> dims;
@@ -191,7 +201,7 @@ class SpecKernel final : public KernelInfo {
     return derived_bounds(spec_.bounds, exact, dims, reference, joined_partials);
   }
 
-  std::string region(const Problem& p, const std::string& tensor, int64_t flat) const override {
+  std::string region(const Problem& p, const std::string& tensor, int64_t flat) const {
     if (spec_.region) return spec_.region(p, tensor, flat);
     const TensorSpec* t = tensor_named(tensor);
     if (!t) return "";
@@ -205,49 +215,6 @@ class SpecKernel final : public KernelInfo {
       }
     }
     return "";
-  }
-
-  std::optional<Case> retiled(const Case& c) const override {
-    return spec_.retiled ? spec_.retiled(c) : std::nullopt;
-  }
-  std::optional<std::string> policy_implementation() const override {
-    return spec_.policy_implementation;
-  }
-  std::string rounding_point(const Problem& p, const NamedTensors& cot, const std::string& tensor,
-                             const at::Tensor& actual, const at::Tensor& policy) const override {
-    return spec_.rounding_point ? spec_.rounding_point(p, cot, tensor, actual, policy) : "";
-  }
-  std::vector<EquivalentCase> equivalent_cases(const Case& c) const override {
-    return spec_.equivalent_cases ? spec_.equivalent_cases(c) : std::vector<EquivalentCase>{};
-  }
-  std::vector<StorageOrder> storage_orders() const override {
-    std::vector<StorageOrder> out;
-    for (const auto* list : {&spec_.inputs, &spec_.outputs})
-      for (const auto& t : *list)
-        for (const auto& [name, order] : t.storage_orders) out.push_back({t.name, name, order});
-    return out;
-  }
-  std::vector<std::string> index_inputs() const override {
-    std::vector<std::string> names;
-    for (const auto& in : spec_.inputs)
-      if (in.index_draw) names.push_back(in.name);
-    return names;
-  }
-  std::vector<std::string> reordered_by_layout() const override {
-    return spec_.reordered_by_layout;
-  }
-  bool nondeterministic() const override { return spec_.nondeterministic; }
-  bool oracle_runs_on_any_device() const override { return spec_.oracle_runs_on_any_device; }
-  std::vector<NeutralInput> neutral_inputs() const override {
-    std::vector<NeutralInput> out;
-    for (const auto& in : spec_.inputs)
-      if (in.neutral_value) out.push_back({in.name, in.flag, *in.neutral_value});
-    return out;
-  }
-  const SequenceFamily* sequences() const override { return spec_.sequences; }
-  std::vector<KnownDefect> known_defects() const override { return spec_.known_defects; }
-  std::optional<std::string> refusal(const Case& c, const std::string& impl) const override {
-    return spec_.refusal ? spec_.refusal(c, impl) : std::nullopt;
   }
 
  private:
@@ -302,8 +269,37 @@ class SpecKernel final : public KernelInfo {
   OperatorSignature forward_, backward_;
   // Each differentiable input with its gradient's name, named once.
   std::vector<std::pair<const TensorSpec*, std::string>> gradients_;
-  std::vector<Implementation> implementations_;  // the reference first
 };
+
+// The Kernel of a compiled declaration: its facts resolved now, its operations the
+// declaration's own functions where it gives them, else the derived ones.
+std::unique_ptr<Kernel> kernel_of(std::shared_ptr<const CompiledSpec> compiled) {
+  const KernelSpec& s = compiled->spec();
+  const CompiledSpec* k = compiled.get();
+  KernelOperations ops;
+  ops.materialize = [compiled](const Case& c, const c10::Device& d) { return compiled->materialize(c, d); };
+  ops.forward = [k](const std::string& ns, const Problem& p) { return k->forward(ns, p); };
+  ops.backward = [k](const std::string& ns, const Problem& p, const NamedTensors& cot) {
+    return k->backward(ns, p, cot);
+  };
+  ops.differentiable_inputs = [k](const Problem& p) { return k->differentiable_inputs(p); };
+  ops.outputs_with_cotangent = [k](const Problem& p) { return k->outputs_with_cotangent(p); };
+  ops.error_bounds = [k](const Problem& p, const NamedTensors& cot, const NamedTensors& ref,
+                         const std::vector<int>& joined) {
+    return k->error_bounds(p, cot, ref, joined);
+  };
+  ops.region = [k](const Problem& p, const std::string& t, int64_t flat) { return k->region(p, t, flat); };
+  ops.retiled = s.retiled;
+  ops.rounding_point = s.rounding_point;
+  ops.equivalent_cases = s.equivalent_cases;
+  ops.refusal = s.refusal;
+  KernelFacts facts = compiled->facts();
+  // The declaration lives as long as the compiled spec that holds it.
+  std::shared_ptr<const KernelSpec> declaration(compiled, &s);
+  return std::make_unique<Kernel>(std::move(facts), std::move(ops), std::move(declaration));
+}
+
+
 
 // The operator schemas of a spec that declares none (kernel_spec.h says how).
 void derive_schemas(KernelSpec& s) {
@@ -469,7 +465,7 @@ void check_spec(const KernelSpec& s) {
 
 // The operators of one implementation, registered under its namespace. The libraries live
 // as long as the process, as TORCH_LIBRARY_FRAGMENT's do.
-void register_operators(const SpecKernel& k, const std::string& impl, OpFunction fwd,
+void register_operators(const CompiledSpec& k, const std::string& impl, OpFunction fwd,
                         OpFunction bwd) {
   static std::vector<std::unique_ptr<torch::Library>> libraries;
   auto lib = std::make_unique<torch::Library>(torch::Library::FRAGMENT,
@@ -488,9 +484,8 @@ void register_operators(const SpecKernel& k, const std::string& impl, OpFunction
   libraries.push_back(std::move(lib));
 }
 
-}  // namespace
-
-std::unique_ptr<KernelInfo> compile_spec(KernelSpec spec) {
+// The declaration completed with what it leaves to be derived, and checked.
+std::shared_ptr<const CompiledSpec> compiled(KernelSpec spec) {
   if (!spec.schema && !spec.params.empty()) {
     auto schema = std::make_shared<Schema>();
     schema->kernel = spec.name;
@@ -508,14 +503,18 @@ std::unique_ptr<KernelInfo> compile_spec(KernelSpec spec) {
   if (spec.forward_schema.empty() && spec.backward_schema.empty()) derive_schemas(spec);
   check_spec(spec);
   compile_defect_shapes(spec);
-  return std::make_unique<SpecKernel>(std::move(spec));
+  return std::make_shared<const CompiledSpec>(std::move(spec));
 }
+
+}  // namespace
+
+std::unique_ptr<Kernel> compile_spec(KernelSpec spec) { return kernel_of(compiled(std::move(spec))); }
 
 bool register_spec(KernelSpec spec) {
   for (const auto& name : kernel_names())
     if (name == spec.name) return false;  // a library loaded twice
-  auto kernel = compile_spec(std::move(spec));
-  const auto& k = static_cast<const SpecKernel&>(*kernel);
+  const auto compiled_spec = compiled(std::move(spec));
+  const CompiledSpec& k = *compiled_spec;
   const KernelSpec& s = k.spec();
   // A side without a backward gets autograd's of its forward: for an implementation, what
   // a user who calls its forward inside autograd gets.
@@ -531,14 +530,9 @@ bool register_spec(KernelSpec spec) {
   std::vector<std::pair<std::string, Takes>> takes;
   for (const auto& i : s.implementations)
     if (i.takes) takes.emplace_back(i.name, *i.takes);
-  const bool registered = register_kernel(std::move(kernel));
+  const bool registered = register_kernel(kernel_of(compiled_spec));
   for (auto& [impl, t] : takes) declare_takes(name, impl, std::move(t));
   return registered;
-}
-
-const KernelSpec* spec_of(const KernelInfo& kernel) {
-  const auto* k = dynamic_cast<const SpecKernel*>(&kernel);
-  return k ? &k->spec() : nullptr;
 }
 
 bool register_builtin_spec(KernelSpec spec) {
