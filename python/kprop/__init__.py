@@ -13,8 +13,12 @@ The API (docs/adding-a-kernel.md):
   kernel declared from Python, the same spec as kprop's built-in ones;
 - ``implementation(kernel, name, fn, dtypes=..., accepts=...)``: any callable a user
   calls, tested through autograd, declaring what it takes;
-- ``check(kernel, impl=..., cases=..., ...)``: a search, returning a ``CheckResult``
-  (passed, findings with identity, minimal case and kept file);
+- ``check(kernel, impl=..., cases=..., ...)``: a search through kprop's engine itself (no
+  command line), returning a ``CheckResult`` dataclass (passed, tally, what was not taken and
+  why, findings with identity, minimal case, verdict and kept file); with
+  ``raise_on_failure=True`` a check that does not pass raises ``kprop.Failure``;
+- bad usage (an unknown kernel, implementation, property, dtype or setting) raises
+  ``kprop.UsageError`` (a ValueError) with kprop's message;
 - ``replay(paths)``, ``shrink(paths)``, ``hunt(kernel)``, ``nightly(out)``: the other
   commands, each returning its result object (``kprop.results``); the CLI is one caller
   of the same commands;
@@ -31,13 +35,17 @@ import torch  # noqa: F401
 from . import _kprop
 from .implementations import dtype_name, implementation, takes
 from .kernel import Kernel, choice, elementwise, flag, integer, sum_over, tensor
-from .results import (CheckResult, Finding, HuntResult, NightlyResult, ReplayResult,
-                      ShrinkResult)
+from .results import (CheckResult, Failure, Finding, HuntResult, NightlyResult, Replayed,
+                      ReplayResult, ShrinkResult, Tally)
+
+UsageError = _kprop.UsageError  # bad usage, with kprop's message (a ValueError)
+CaseError = _kprop.CaseError    # a case that cannot be run (a ValueError)
 
 __all__ = ["main", "check", "replay", "shrink", "hunt", "nightly", "implementation", "takes",
            "load", "kernels", "schemas", "Kernel", "integer", "flag", "choice", "tensor",
            "elementwise", "sum_over", "CheckResult", "ReplayResult", "ShrinkResult",
-           "HuntResult", "NightlyResult", "Finding"]
+           "HuntResult", "NightlyResult", "Finding", "Tally", "Failure", "UsageError",
+           "CaseError"]
 
 
 def _flushed():
@@ -82,44 +90,47 @@ def _options(name, values):
     return args
 
 
-def check(kernel=None, impl=None, *, cases=None, seed=None, properties=(), dtypes=(),
-          set=None, limits=None, corpus=None, device=None, isolate=False, imports=(),
-          shrink=True, extra=()):
-    """Searches ``kernel``'s cases against ``impl`` as ``kprop check`` does and returns a
-    ``CheckResult``. ``corpus=None`` keeps nothing (a folder keeps each new defect there);
-    ``set`` pins parameters (``{"W": 4}``), ``limits`` sets generator limits. Outside
-    implementations run in this process unless ``isolate`` (their workers import
-    ``imports``). A usage error raises ValueError with kprop's message."""
-    args = ["check"] + ([kernel] if kernel else [])
-    if impl:
-        args += ["--impl", impl]
-    if cases is not None:
-        args += ["--cases", str(cases)]
-    if seed is not None:
-        args += ["--seed", str(seed)]
-    args += _options("--property", properties)
-    args += _options("--dtype", [dtype_name(d) for d in dtypes])
-    args += _options("--set", [f"{k}={_text(v)}" for k, v in (set or {}).items()])
-    args += _options("--limit", [f"{k}={v}" for k, v in (limits or {}).items()])
-    args += ["--corpus", str(corpus)] if corpus else ["--no-corpus"]
-    if device:
-        args += ["--device", device]
-    args += _isolation(isolate, imports)
-    if not shrink:
-        args += ["--no-shrink"]
-    args += list(extra)
-    return _run(args, CheckResult)
+def check(kernel=None, impl=None, *, cases=None, seed=None, properties=(), dtypes=(), set=None,
+          limits=None, corpus=None, device="cpu", oracle_device="auto", isolate=False,
+          imports=(), libraries=(), refusals=(), case_timeout=20.0, shrink=True,
+          shrink_seconds=60.0, raise_on_failure=False):
+    """Searches ``kernel``'s cases against ``impl`` as ``kprop check`` does, through kprop's
+    engine (harness/api/check.h), and returns a ``CheckResult``. ``corpus=None`` keeps
+    nothing and knows nothing (a folder keeps each new defect there and looks past those it
+    holds); ``cases`` defaults to 1000 and ``seed`` to 0; ``set`` pins parameters (``{"W": 4}``), ``limits`` sets generator limits.
+    Outside implementations run in this process unless ``isolate`` (their workers import
+    ``imports`` and load ``libraries``); ``refusals`` are the error texts they declare.
+    Bad usage raises ``kprop.UsageError`` with kprop's message; ``raise_on_failure`` raises
+    ``kprop.Failure`` (carrying the result) when the check does not pass."""
+    _flushed()
+    out = _kprop.check(
+        kernel or "", impl or "", 1000 if cases is None else int(cases),
+        0 if seed is None else int(seed), [str(p) for p in properties],
+        [dtype_name(d) for d in dtypes], [f"{k}={_text(v)}" for k, v in (set or {}).items()],
+        [f"{k}={v}" for k, v in (limits or {}).items()], bool(shrink), float(shrink_seconds),
+        str(corpus) if corpus else "", [str(p) for p in libraries], [str(m) for m in imports],
+        str(device or "cpu"), str(oracle_device or "auto"), [str(t) for t in refusals],
+        float(case_timeout), bool(isolate), _worker_command())
+    result = CheckResult.of(out["exit_code"], out["report"])
+    if raise_on_failure and not result.passed:
+        raise Failure(result)
+    return result
 
 
-def replay(paths, impl=None, *, builtin_only=False, isolate=False, imports=(), extra=()):
-    """Replays case files or folders (a path or a list of them) as ``kprop replay`` does
-    and returns a ``ReplayResult``; ``impl`` runs that implementation alone."""
-    args = ["replay"] + _paths(paths)
-    if impl:
-        args += ["--impl", impl]
-    if builtin_only:
-        args += ["--builtin-only"]
-    return _run(args + _isolation(isolate, imports) + list(extra), ReplayResult)
+def replay(paths, impl=None, *, builtin_only=False, device="cpu", oracle_device="auto",
+           isolate=False, imports=(), libraries=(), refusals=(), case_timeout=20.0):
+    """Replays case files or folders (a path or a list of them) as ``kprop replay`` does,
+    through kprop's engine (harness/api/replay.h), and returns a ``ReplayResult``; ``impl``
+    runs that implementation alone, judged like check. A path that cannot be replayed is in
+    ``errors`` with kprop's message (exit code 2); bad usage raises ``kprop.UsageError``."""
+    _flushed()
+    out = _kprop.replay(_paths(paths), impl or "", bool(builtin_only), [str(p) for p in libraries],
+                        [str(m) for m in imports], str(device or "cpu"),
+                        str(oracle_device or "auto"), [str(t) for t in refusals],
+                        float(case_timeout), bool(isolate), _worker_command())
+    files = [f["report"] for f in out["files"] if f["report"] is not None]
+    errors = {f["path"]: f["error"] for f in out["files"] if f["report"] is None}
+    return ReplayResult(out["exit_code"], [Replayed.of(f) for f in files], errors, files)
 
 
 def shrink(paths, impl=None, *, corpus=None, keep_as=None, shrink_seconds=None, isolate=False,

@@ -21,8 +21,9 @@ class Check:
 
     ``kernel`` and ``impl`` (``NS::kernel``, registered by one of ``imports`` or by the test
     module itself) are what ``kprop check KERNEL --impl IMPL`` takes; ``properties``,
-    ``dtypes``, ``set`` (pinned parameters, ``{"W": 4}``), ``limits``, ``device``, ``seed``,
-    ``shrink`` and ``extra`` (more command-line words) too. ``cases`` is the number of cases
+    ``dtypes``, ``set`` (pinned parameters, ``{"W": 4}``), ``limits``, ``device``,
+    ``oracle_device``, ``seed``, ``shrink``, ``libraries`` (``--load``), ``refusals`` (the error
+    texts the implementation declares) and ``case_timeout`` too, as ``kprop.check`` takes them. ``cases`` is the number of cases
     unless pytest's ``--kprop-cases N`` says otherwise (default 100).
 
     ``corpus``: a folder of known defects, which the search goes on past, and where it
@@ -35,8 +36,9 @@ class Check:
     """
 
     def __init__(self, kernel, impl=None, *, properties=(), dtypes=(), set=None, limits=None,
-                 imports=(), device=None, cases=None, seed=None, corpus=None, isolate=False,
-                 shrink=True, extra=(), marks=(), name=None):
+                 imports=(), device=None, oracle_device="auto", cases=None, seed=None,
+                 corpus=None, isolate=False, shrink=True, libraries=(), refusals=(),
+                 case_timeout=20.0, marks=(), name=None):
         if isinstance(properties, str) or isinstance(imports, str) or isinstance(dtypes, str):
             raise TypeError("Check: properties, imports and dtypes are lists")
         self.kernel, self.impl = kernel, impl
@@ -44,7 +46,9 @@ class Check:
         self.set, self.limits = dict(set or {}), dict(limits or {})
         self.imports, self.device = list(imports), device
         self.cases, self.seed, self.corpus = cases, seed, corpus
-        self.isolate, self.shrink, self.extra = isolate, shrink, list(extra)
+        self.isolate, self.shrink = isolate, shrink
+        self.oracle_device, self.libraries = oracle_device, list(libraries)
+        self.refusals, self.case_timeout = list(refusals), case_timeout
         self.marks, self.name = list(marks), name
         # Where it was declared: the line pytest points at when it fails.
         caller = sys._getframe(1)

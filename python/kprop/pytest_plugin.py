@@ -107,18 +107,19 @@ class CheckItem(pytest.Item):
                 result = kprop.check(c.kernel, c.impl, cases=cases, seed=seed,
                                      properties=c.properties, dtypes=c.dtypes, set=c.set,
                                      limits=c.limits, corpus=corpus, device=device,
-                                     isolate=isolate, imports=c.imports, shrink=c.shrink,
-                                     extra=c.extra)
-            except ValueError:
-                raise KpropFailed(f"{search}\nbad usage (exit 2): kprop's message is in the "
-                                  f"captured stderr below") from None
+                                     oracle_device=c.oracle_device, isolate=isolate,
+                                     imports=c.imports, libraries=c.libraries,
+                                     refusals=c.refusals, case_timeout=c.case_timeout,
+                                     shrink=c.shrink)
+            except kprop.UsageError as e:
+                raise KpropFailed(f"{search}\nbad usage (exit 2): {e}") from None
             tally = result.tally
-            self.user_properties.append(("kprop_cases", tally.get("cases", 0)))
+            self.user_properties.append(("kprop_cases", tally.cases))
             if not result.passed:
                 raise KpropFailed(_check_failure(search, result, c.imports, device, added))
-        if not tally.get("passed") and not tally.get("known"):
+        if not tally.passed and not tally.known:
             not_taken = "; ".join(f"{n} x: {why}" for why, n in result.not_taken.items())
-            pytest.skip(f"kprop ran none of {tally.get('cases', 0)} cases "
+            pytest.skip(f"kprop ran none of {tally.cases} cases "
                         f"({not_taken or 'every case skipped or rejected'})")
 
     def repr_failure(self, excinfo):
@@ -133,7 +134,7 @@ class CheckItem(pytest.Item):
 def _check_failure(search, result, imports, device, added):
     """What a failed check prints: the search, each defect's identity, the first one's
     minimal case, where each was kept and the commands that replay the first."""
-    lines = [search, f"FAIL (exit {result.exit_code}) after {result.tally.get('cases', '?')} cases"]
+    lines = [search, f"FAIL (exit {result.exit_code}) after {result.tally.cases} cases"]
     if not result.findings:
         lines.append("no new defect in its result: its report is in the captured output below")
     for i, f in enumerate(result.findings):
@@ -164,7 +165,9 @@ def _check_words(c, cases, seed, device):
     words += _options("--set", [f"{k}={_word(v)}" for k, v in c.set.items()])
     words += _options("--limit", [f"{k}={v}" for k, v in c.limits.items()])
     words += (["--device", device] if device else [])
-    return words + _options("--import", c.imports) + [str(w) for w in c.extra]
+    words += (["--oracle-device", c.oracle_device] if c.oracle_device != "auto" else [])
+    words += _options("--load", c.libraries) + _options("--refusal", c.refusals)
+    return words + _options("--import", c.imports)
 
 
 def _replay_words(path, imports, device):
@@ -317,10 +320,10 @@ class CaseItem(pytest.Item):
             replay = _command(_replay_words(path, imports, device), added)
             try:
                 result = kprop.replay(path, isolate=option("kprop_isolate"), imports=imports,
-                                      extra=["--device", device] if device else [])
-            except ValueError:
-                result = None
-        if result is None or not result.passed:
+                                      device=device or "cpu")
+            except kprop.UsageError as e:
+                raise KpropFailed(f"{path}: bad usage (exit 2): {e}\nreplay: {replay}") from None
+        if not result.passed:
             raise KpropFailed(_replay_failure(path, case, result, replay))
 
     def repr_failure(self, excinfo):
@@ -336,10 +339,11 @@ def _replay_failure(path, case, result, replay):
     """What a case file that no longer replays as recorded prints: its identity, each
     implementation whose verdict changed, and the command that replays it."""
     lines = [f"defect: {case.get('identity', '(no identity)')}"]
-    if result is None or not result.files:
-        lines.append("the case file could not be replayed (exit 2): kprop's message is in the "
-                     "captured stderr below (an implementation from a module that the case's "
-                     "found_by does not name: --kprop-import MODULE)")
+    if not result.files:
+        for message in result.errors.values():
+            lines.append(f"the case file could not be replayed (exit 2): {message}")
+        lines.append("(an implementation from a module that the case's found_by does not "
+                     "name: --kprop-import MODULE)")
     else:
         replayed = result.json[0]
         lines.insert(0, f"{path}: CHANGED (exit {result.exit_code})")

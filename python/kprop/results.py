@@ -1,19 +1,116 @@
-"""What a kprop command returns to Python: the command's --json result as an object.
+"""What kprop returns to Python: typed results.
 
-Every command hands its result over as the JSON its ``--json`` prints (harness/cli/entry.h);
-these classes only give that JSON names. ``exit_code`` is always the command line's.
+``kprop.check`` calls the engine itself (harness/api/check.h) and returns a ``CheckResult``
+dataclass built from its report. The other commands still hand their result over as the
+JSON their ``--json`` prints (harness/cli/entry.h); their classes give that JSON names.
+``exit_code`` is always the command line's: 0 pass, 1 a failure, 2 bad usage, 128 + the
+signal when interrupted with nothing found.
 """
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
 
 
+@dataclass
 class Finding:
     """One defect: its identity, the 1-minimal case (a dict, as a case file holds it),
-    the verdict of that case and where it was kept (None when nothing was kept)."""
+    the verdict of that case (a dict: status, message, the per-tensor error table) and
+    where it was kept (None when nothing was kept)."""
+    identity: str
+    minimal: dict
+    verdict: Optional[dict] = None
+    path: Optional[str] = None
 
-    def __init__(self, identity, minimal, verdict=None, path=None):
-        self.identity, self.minimal, self.verdict, self.path = identity, minimal, verdict, path
 
-    def __repr__(self):
-        return f"Finding({self.identity!r}, path={self.path!r})"
+@dataclass
+class Tally:
+    """A search's counts: cases drawn, and how they ended. ``by_property`` holds the same
+    counts per property."""
+    cases: int = 0
+    passed: int = 0
+    failed: int = 0
+    known: int = 0
+    rejected: int = 0
+    skipped: int = 0
+    seconds: float = 0.0
+    by_property: Dict[str, "Tally"] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, json):
+        names = {f.name for f in dataclasses.fields(cls)} - {"by_property"}
+        t = cls(**{k: v for k, v in json.items() if k in names})
+        t.by_property = {p: cls.of(v) for p, v in json.get("by_property", {}).items()}
+        return t
+
+
+@dataclass
+class CheckResult:
+    """What ``kprop.check`` returns: ``passed``, ``exit_code``, the counts (``tally``), what
+    was not checked and why (``not_taken``: outside what the implementation declares it takes;
+    ``rejections``: refused or impossible cases; reason -> count), the ``known`` defects the
+    search saw again (identity -> count), each new defect (``findings``, the first as
+    ``finding``), ``interrupted`` ("SIGINT", "SIGTERM" or "") and ``mostly_refused`` (the
+    commonest refusal and its count, when most cases were refused). ``json`` is the report as
+    ``kprop check --json`` prints it."""
+    exit_code: int
+    tally: Tally
+    not_taken: Dict[str, int]
+    rejections: Dict[str, int]
+    known: Dict[str, int]
+    findings: List[Finding]
+    interrupted: str = ""
+    mostly_refused: Optional[dict] = None
+    json: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def passed(self):
+        return self.exit_code == 0
+
+    @property
+    def finding(self):
+        return self.findings[0] if self.findings else None
+
+    @property
+    def checked(self):
+        """Cases a property ran on (the implementation was asked: not skipped)."""
+        return self.tally.cases - self.tally.skipped  # tally.cases counts the known ones
+
+    @classmethod
+    def of(cls, exit_code, json):
+        findings = []
+        failure = json.get("failure")
+        if failure:
+            findings.append(Finding(failure["identity"], failure["minimal"], failure.get("verdict"),
+                                    _kept_path(json.get("corpus"))))
+            for other in json.get("also", []):
+                findings.append(Finding(other["identity"], other["minimal"], None,
+                                        other.get("corpus") or None))
+        return cls(exit_code, Tally.of(json.get("tally", {})), json.get("not_taken", {}),
+                   json.get("rejections", {}), json.get("known_sightings", {}), findings,
+                   json.get("interrupted", ""), json.get("mostly_refused"), json)
+
+    def summary(self):
+        """One paragraph: what ran and what it found."""
+        t = self.tally
+        lines = [f"{t.cases} cases: {t.passed} passed, {t.failed} failed, {t.known} known, "
+                 f"{t.rejected} rejected, {t.skipped} skipped"]
+        for f in self.findings:
+            lines.append(f"defect: {f.identity}" + (f" (kept: {f.path})" if f.path else ""))
+        if self.mostly_refused:
+            lines.append(f"mostly refused: {self.mostly_refused['count']} x "
+                         f"{self.mostly_refused['reason']}")
+        if self.interrupted:
+            lines.append(f"interrupted by {self.interrupted}")
+        return "\n".join(lines)
+
+
+class Failure(Exception):
+    """Raised by ``kprop.check(..., raise_on_failure=True)`` when the check does not pass;
+    ``result`` is its ``CheckResult``, and the message its summary."""
+
+    def __init__(self, result):
+        super().__init__(result.summary())
+        self.result = result
 
 
 class Result:
@@ -44,47 +141,42 @@ def _kept_path(corpus):
     return (corpus or {}).get("path") or None
 
 
-class CheckResult(Result):
-    """The result of ``kprop.check``: the counts (``tally``), ``not_taken`` and
-    ``rejections`` (reason -> count), ``known`` sightings, and each new defect."""
-
-    def __init__(self, exit_code, json):
-        super().__init__(exit_code, json)
-        self.tally = json.get("tally", {})
-        self.not_taken = json.get("not_taken", {})
-        self.rejections = json.get("rejections", {})
-        self.known = json.get("known_sightings", {})
-        failure = json.get("failure")
-        if failure:
-            self.findings.append(Finding(failure["identity"], failure["minimal"],
-                                         failure.get("verdict"), _kept_path(json.get("corpus"))))
-            for other in json.get("also", []):
-                self.findings.append(Finding(other["identity"], other["minimal"], None,
-                                             other.get("corpus") or None))
-
-
+@dataclass
 class Replayed:
     """One replayed case file: ``path``, ``case``, ``as_recorded`` (every verdict as
-    expected, the fingerprint and signature unchanged) and ``verdicts`` (impl -> verdict)."""
+    expected, the fingerprint and signature unchanged), ``fingerprint_matches`` and
+    ``verdicts`` (impl -> verdict)."""
+    path: str
+    case: dict
+    as_recorded: bool
+    fingerprint_matches: bool
+    verdicts: Dict[str, dict]
 
-    def __init__(self, json):
-        self.path = json["path"]
-        self.case = json["case"]
-        self.as_recorded = json["as_recorded"]
-        self.fingerprint_matches = json["fingerprint_matches"]
-        self.verdicts = {run["impl"]: run["verdict"] for run in json["runs"]}
-
-    def __repr__(self):
-        return f"Replayed({self.path!r}, as_recorded={self.as_recorded})"
+    @classmethod
+    def of(cls, json):
+        return cls(json["path"], json["case"], json["as_recorded"], json["fingerprint_matches"],
+                   {run["impl"]: run["verdict"] for run in json["runs"]})
 
 
-class ReplayResult(Result):
-    """The result of ``kprop.replay``: one ``Replayed`` per file in ``files`` (a file that
-    could not be read is missing there; its message went to stderr and ``exit_code`` is 2)."""
+@dataclass
+class ReplayResult:
+    """What ``kprop.replay`` returns: ``passed``, ``exit_code`` (2 when a path could not be
+    replayed, 1 when a file changed), one ``Replayed`` per replayed file in ``files``, and
+    each path that could not be replayed with kprop's message in ``errors``. ``json`` holds
+    the replayed files as ``kprop replay --json`` prints them."""
+    exit_code: int
+    files: List[Replayed]
+    errors: Dict[str, str]
+    json: list = field(default_factory=list, repr=False)
+    findings: List[Finding] = field(default_factory=list)  # none: replay finds nothing new
 
-    def __init__(self, exit_code, json):
-        super().__init__(exit_code, json)
-        self.files = [Replayed(f) for f in json]
+    @property
+    def passed(self):
+        return self.exit_code == 0
+
+    @property
+    def finding(self):
+        return None
 
 
 class ShrinkResult(Result):

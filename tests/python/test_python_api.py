@@ -32,8 +32,60 @@ def check(f):
 def a_correct_python_implementation_of_a_python_kernel_passes():
     r = kprop.check("py_scaled_tanh", impl="py_good::py_scaled_tanh", cases=200)
     assert r.passed, r.json
-    assert r.tally["passed"] > 150, r.tally
+    assert r.tally.passed > 150, r.tally
     assert r.finding is None
+
+
+@check
+def check_results_are_typed():
+    import dataclasses
+    r = kprop.check("py_scaled_tanh", impl="py_good::py_scaled_tanh", cases=30,
+                    properties=["vs_reference", "gradient"])
+    assert dataclasses.is_dataclass(r) and isinstance(r, kprop.CheckResult), type(r)
+    assert isinstance(r.tally, kprop.Tally) and r.tally.cases == 30, r.tally
+    assert set(r.tally.by_property) == {"vs_reference", "gradient"}, r.tally.by_property
+    assert sum(t.cases for t in r.tally.by_property.values()) == 30, r.tally.by_property
+    assert r.checked == 30 - r.tally.skipped, r
+    assert isinstance(r.not_taken, dict) and isinstance(r.rejections, dict), r
+    planted = kprop.check("py_scaled_tanh", impl="py_planted::py_scaled_tanh", cases=500)
+    f = planted.finding
+    assert isinstance(f, kprop.Finding) and f.verdict["status"] == "fail", f
+    assert f.path is None  # no corpus: nothing kept
+
+
+@check
+def a_usage_error_raises_kprop_usage_error_with_kprops_message():
+    for call, words in [
+            (lambda: kprop.check("no_such_kernel"), "unknown kernel 'no_such_kernel'"),
+            (lambda: kprop.check("py_scaled_tanh", impl="nope"), "nope"),
+            (lambda: kprop.check("py_scaled_tanh", properties=["nope"]), "unknown property 'nope'"),
+            (lambda: kprop.check("py_scaled_tanh", set={"nope": 1}), "--set nope: not a parameter"),
+            (lambda: kprop.check("py_scaled_tanh", dtypes=["float7"]), "unknown dtype 'float7'"),
+            (lambda: kprop.check("py_scaled_tanh", cases=0), "--cases 0"),
+            (lambda: kprop.check("py_scaled_tanh", device="tpu"), "--device 'tpu'")]:
+        try:
+            call()
+        except kprop.UsageError as e:
+            assert words in str(e), (words, str(e))
+            assert isinstance(e, ValueError)
+        else:
+            raise AssertionError(f"accepted: {words}")
+
+
+@check
+def raise_on_failure_raises_kprop_failure_carrying_the_result():
+    try:
+        kprop.check("py_scaled_tanh", impl="py_planted::py_scaled_tanh", cases=500,
+                    raise_on_failure=True)
+    except kprop.Failure as e:
+        assert not e.result.passed and e.result.exit_code == 1, e.result
+        assert "defect: py_scaled_tanh/py_planted::py_scaled_tanh/y [last column]" in str(e), str(e)
+    else:
+        raise AssertionError("a failing check raised nothing")
+    # A passing check raises nothing and returns its result.
+    r = kprop.check("py_scaled_tanh", impl="py_good::py_scaled_tanh", cases=20,
+                    raise_on_failure=True)
+    assert r.passed, r
 
 
 @check
@@ -266,7 +318,7 @@ def a_backward_that_takes_a_scalar_grad_output_for_one_is_found_by_a_mean_cotang
 def no_bias_equals_a_zero_bias_declared_neutral():
     r = kprop.check("py_scaled_tanh", impl="py_good::py_scaled_tanh", cases=40,
                     properties=["neutral"])
-    assert r.passed and r.tally["passed"] == 40, r.tally  # compared, not skipped
+    assert r.passed and r.tally.passed == 40, r.tally  # compared, not skipped
 
 
 @check
@@ -304,7 +356,7 @@ def what_an_implementation_takes_is_not_run_and_gradient_adapts():
     assert r.passed, r.json
     # vs_reference draws bf16, fp16 and float64 too: those are not taken, never failures.
     assert any("is not among its dtypes (float32)" in why for why in r.not_taken), r.not_taken
-    assert r.tally["failed"] == 0 and r.tally["passed"] > 50, r.tally
+    assert r.tally.failed == 0 and r.tally.passed > 50, r.tally
     # gradient's float64 cases ran, in float32 against the reference's gradient.
     assert not any(why.startswith("float64") and "gradient" in why for why in r.not_taken)
 
