@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The GPU suite in one go, for the GPU machine (../shared/GPU.md), as a declarative matrix.
+"""The GPU suite in one go, for the GPU machine (docs/gpu.md), as a declarative matrix.
 
 Builds kprop and its Python entry against the torch that the interpreter imports (torch 2.x
 with CUDA), compiles the Dao-AILab CUDA extension meanwhile, then runs every property of
@@ -39,7 +39,7 @@ The upstream kernels come from your own checkouts (never committed here):
   LIGER_SRC               Liger-Kernel (the folder holding src/)
   DAO_CAUSAL_CONV1D_SRC   Dao-AILab/causal-conv1d (the folder holding csrc/)
 default: .upstream/<name> in this repository (git-ignored). The Debian packages kprop needs
-beyond torch (GPU.md) are unpacked from .debs/ (git-ignored) when present.
+beyond torch (docs/gpu.md, "A GPU machine without a network") are unpacked from .debs/ (git-ignored) when present.
 Standard library only: runs with the GPU venv's python3 and with Debian's.
 """
 from __future__ import annotations
