@@ -11,6 +11,19 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 
+class _Outcome:
+    """What every result has beside its ``exit_code`` and ``findings``."""
+
+    @property
+    def passed(self):
+        return self.exit_code == 0
+
+    @property
+    def finding(self):
+        """The first new defect, or None."""
+        return self.findings[0] if self.findings else None
+
+
 @dataclass
 class Finding:
     """One defect: its identity, the 1-minimal case (a dict, as a case file holds it),
@@ -44,7 +57,7 @@ class Tally:
 
 
 @dataclass
-class CheckResult:
+class CheckResult(_Outcome):
     """What ``kprop.check`` returns: ``passed``, ``exit_code``, the counts (``tally``), what
     was not checked and why (``not_taken``: outside what the implementation declares it takes;
     ``rejections``: refused or impossible cases; reason -> count), the ``known`` defects the
@@ -61,14 +74,6 @@ class CheckResult:
     interrupted: str = ""
     mostly_refused: Optional[dict] = None
     json: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def passed(self):
-        return self.exit_code == 0
-
-    @property
-    def finding(self):
-        return self.findings[0] if self.findings else None
 
     @property
     def checked(self):
@@ -113,7 +118,7 @@ class Failure(Exception):
         self.result = result
 
 
-class Result:
+class Result(_Outcome):
     """What every command's result has: ``exit_code`` (0 pass, 1 a failure, 2 bad usage or
     a bad file, as the CLI's), ``passed``, the command's JSON as ``json``, and ``findings``
     (the first one as ``finding``)."""
@@ -122,14 +127,6 @@ class Result:
         self.exit_code = exit_code
         self.json = json
         self.findings = []
-
-    @property
-    def passed(self):
-        return self.exit_code == 0
-
-    @property
-    def finding(self):
-        return self.findings[0] if self.findings else None
 
     def __repr__(self):
         what = self.finding.identity if self.findings else "no new counterexample"
@@ -159,7 +156,7 @@ class Replayed:
 
 
 @dataclass
-class ReplayResult:
+class ReplayResult(_Outcome):
     """What ``kprop.replay`` returns: ``passed``, ``exit_code`` (2 when a path could not be
     replayed, 1 when a file changed), one ``Replayed`` per replayed file in ``files``, and
     each path that could not be replayed with kprop's message in ``errors``. ``json`` holds
@@ -169,14 +166,6 @@ class ReplayResult:
     errors: Dict[str, str]
     json: list = field(default_factory=list, repr=False)
     findings: List[Finding] = field(default_factory=list)  # none: replay finds nothing new
-
-    @property
-    def passed(self):
-        return self.exit_code == 0
-
-    @property
-    def finding(self):
-        return None
 
 
 class ShrinkResult(Result):
