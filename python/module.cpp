@@ -23,6 +23,7 @@
 #include "core/errors.h"
 #include "harness/api/check.h"
 #include "harness/api/replay.h"
+#include "harness/cli/check_text.h"
 #include "harness/cli/entry.h"
 #include "harness/execution/dispatch.h"
 #include "harness/execution/takes.h"
@@ -138,13 +139,18 @@ py::object python_of(const nlohmann::json& j) {
 }
 
 // kprop.check's engine call (harness/api/check.h): the request's fields as keywords, the
-// report as {"exit_code", "report"} (the report as `check --json` gives it).
-py::dict check(const kprop::CheckRequest& request, std::vector<std::string> worker_command) {
+// report as {"exit_code", "stopped", "report"} (the report as `check --json` gives it).
+// `echo`: print what `kprop check` prints, its plan first and its report last.
+py::dict check(const kprop::CheckRequest& request, std::vector<std::string> worker_command,
+               bool echo) {
   enter(std::move(worker_command), nullptr);
   kprop::CheckReport report;
   {
     py::gil_scoped_release release;
-    report = kprop::check(request);
+    kprop::CheckCallbacks callbacks;
+    if (echo) callbacks.on_start = kprop::print_check_plan;
+    report = kprop::check(request, callbacks);
+    if (echo) kprop::print_check_report(request, report);
   }
   py::dict out;
   out["exit_code"] = report.exit_code;
@@ -242,16 +248,24 @@ PYBIND11_MODULE(_kprop, m) {
         "code; isolation workers are started as worker_command + ['__worker', ...].");
   m.def("run_for_result", &run_for_result, py::arg("args"), py::arg("worker_command"),
         "Runs one command line; returns (exit code, its result as JSON text).");
+  py::class_<kprop::RunOptions>(m, "RunOptions", "What every run is given (harness/api/run_options.h).")
+      .def(py::init<>())
+      .def_readwrite("libraries", &kprop::RunOptions::libraries)
+      .def_readwrite("imports", &kprop::RunOptions::imports)
+      .def_readwrite("device", &kprop::RunOptions::device)
+      .def_readwrite("oracle_device", &kprop::RunOptions::oracle_device)
+      .def_readwrite("refusals", &kprop::RunOptions::refusals)
+      .def_readwrite("case_timeout", &kprop::RunOptions::case_timeout)
+      .def_readwrite("isolate", &kprop::RunOptions::isolate);
   m.def(
       "check",
       [](const std::string& kernel, const std::string& impl, int64_t cases, uint64_t seed,
          std::vector<std::string> properties, std::vector<std::string> dtypes,
          std::vector<std::string> set, std::vector<std::string> limits, bool shrink,
-         double shrink_seconds, const std::string& corpus, std::vector<std::string> libraries,
-         std::vector<std::string> imports, const std::string& device,
-         const std::string& oracle_device, std::vector<std::string> refusals,
-         double case_timeout, bool isolate, std::vector<std::string> worker_command) {
+         double shrink_seconds, const std::string& corpus, const kprop::RunOptions& run,
+         bool echo, std::vector<std::string> worker_command) {
         kprop::CheckRequest q;
+        q.run = run;
         q.kernel = kernel;
         q.impl = impl;
         q.cases = cases;
@@ -264,44 +278,26 @@ PYBIND11_MODULE(_kprop, m) {
         q.shrink_seconds = shrink_seconds;
         q.corpus = corpus;
         q.entry_name = "python3 -m kprop";
-        q.run.libraries = std::move(libraries);
-        q.run.imports = std::move(imports);
-        q.run.device = device;
-        q.run.oracle_device = oracle_device;
-        q.run.refusals = std::move(refusals);
-        q.run.case_timeout = case_timeout;
-        q.run.isolate = isolate;
-        return check(q, std::move(worker_command));
+        return check(q, std::move(worker_command), echo);
       },
       py::arg("kernel"), py::arg("impl"), py::arg("cases"), py::arg("seed"),
       py::arg("properties"), py::arg("dtypes"), py::arg("set"), py::arg("limits"),
-      py::arg("shrink"), py::arg("shrink_seconds"), py::arg("corpus"), py::arg("libraries"),
-      py::arg("imports"), py::arg("device"), py::arg("oracle_device"), py::arg("refusals"),
-      py::arg("case_timeout"), py::arg("isolate"), py::arg("worker_command"),
+      py::arg("shrink"), py::arg("shrink_seconds"), py::arg("corpus"), py::arg("run"),
+      py::arg("echo"), py::arg("worker_command"),
       "kprop's check (harness/api/check.h): {exit_code, stopped, report}.");
   m.def(
       "replay",
       [](std::vector<std::string> paths, const std::string& impl, bool builtin_only,
-         std::vector<std::string> libraries, std::vector<std::string> imports,
-         const std::string& device, const std::string& oracle_device,
-         std::vector<std::string> refusals, double case_timeout, bool isolate,
-         std::vector<std::string> worker_command) {
+         const kprop::RunOptions& run, std::vector<std::string> worker_command) {
         kprop::ReplayRequest q;
+        q.run = run;
         q.paths = std::move(paths);
         q.impl = impl;
         q.builtin_only = builtin_only;
-        q.run.libraries = std::move(libraries);
-        q.run.imports = std::move(imports);
-        q.run.device = device;
-        q.run.oracle_device = oracle_device;
-        q.run.refusals = std::move(refusals);
-        q.run.case_timeout = case_timeout;
-        q.run.isolate = isolate;
         return replay(q, std::move(worker_command));
       },
-      py::arg("paths"), py::arg("impl"), py::arg("builtin_only"), py::arg("libraries"),
-      py::arg("imports"), py::arg("device"), py::arg("oracle_device"), py::arg("refusals"),
-      py::arg("case_timeout"), py::arg("isolate"), py::arg("worker_command"),
+      py::arg("paths"), py::arg("impl"), py::arg("builtin_only"), py::arg("run"),
+      py::arg("worker_command"),
       "kprop's replay (harness/api/replay.h): {exit_code, files}.");
   m.def("kernel_names", &kprop::kernel_names, "The registered kernels.");
   m.def("kernel_tensors", &kernel_tensors, py::arg("kernel"),

@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "harness/api/settings.h"
 #include "harness/engine/property.h"
+#include "harness/execution/call_profile.h"
 #include "harness/execution/implementations.h"
 #include "harness/execution/interrupt.h"
 #include "harness/execution/takes.h"
@@ -106,6 +107,8 @@ IsolationStats since(const IsolationStats& before) {
 int64_t cases_run(const Tally& t) { return t.cases + t.known - t.skipped; }
 
 CheckReport check(const CheckRequest& request, const CheckCallbacks& callbacks) {
+  clear_interrupt();  // a new run: an interrupt of an earlier one stopped that one
+  CallProfile::reset();
   const auto session = open_session(request.run);
   SearchOptions options = search_options(request);
   const bool use_corpus = !request.corpus.empty();

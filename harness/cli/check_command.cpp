@@ -15,6 +15,7 @@
 
 #include "core/errors.h"
 #include "harness/api/check.h"
+#include "harness/cli/check_text.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/entry.h"
 #include "harness/cli/progress.h"
@@ -88,47 +89,53 @@ CheckRequest check_request(const CheckOptions& o) {
 
 }  // namespace
 
+void print_check_plan(const CheckPlan& plan) {
+  fmt::print("kprop check {} --impl {} --seed {}: {} cases over {}{}\n", plan.kernel, plan.impl,
+             plan.seed, plan.cases, fmt::join(plan.properties, ", "),
+             plan.known_identities == 0
+                 ? ""
+                 : fmt::format(" ({} known defects in {})", plan.known_identities, plan.corpus));
+  if (plan.gradient_dtype)
+    fmt::print("{} takes no float64: gradient checks its backward in {} against the float64 "
+               "reference's gradient, within the derived bound\n",
+               plan.impl, to_string(*plan.gradient_dtype));
+}
+
 int run_check(const CheckOptions& o) {
   std::optional<ProgressLine> progress;
   CheckCallbacks callbacks;
   callbacks.on_start = [&](const CheckPlan& plan) {
-    if (!o.common.json)
-      fmt::print("kprop check {} --impl {} --seed {}: {} cases over {}{}\n", plan.kernel,
-                 plan.impl, plan.seed, plan.cases, fmt::join(plan.properties, ", "),
-                 plan.known_identities == 0
-                     ? ""
-                     : fmt::format(" ({} known defects in {})", plan.known_identities,
-                                   plan.corpus));
-    if (!o.common.json && plan.gradient_dtype)
-      fmt::print("{} takes no float64: gradient checks its backward in {} against the float64 "
-                 "reference's gradient, within the derived bound\n",
-                 plan.impl, to_string(*plan.gradient_dtype));
+    if (!o.common.json) print_check_plan(plan);
     for (const auto& path : plan.stale)
       fmt::print(stderr, "kprop: removed {} (left by a writer that was killed)\n", path);
     progress.emplace(plan.cases);
   };
   callbacks.on_progress = [&](const Tally& t, const std::string& phase) { progress->update(t, phase); };
-  const CheckReport report = check(check_request(o), callbacks);
+  const CheckRequest request = check_request(o);
+  const CheckReport report = check(request, callbacks);
   if (progress) progress->finish();
-  const SearchResult& r = report.search;
-  const int code = report.exit_code;
-  const bool stopped = report.stopped;
-  const bool was_interrupted = !report.interrupted_by.empty();
-  const auto& refused = report.mostly_refused;
-  const auto& kept = report.kept;
-  const auto& also_kept = report.also_kept;
 
-  // The result as JSON: what --json prints, and what the Python API returns.
+  // The result as JSON: what --json prints.
   const nlohmann::json out = to_json(report);
   if (entry().result) entry().result(out.dump());
   if (o.common.json) {
     fmt::print("{}\n", out.dump(2));
     std::fflush(stdout);
-    return code;
+    return report.exit_code;
   }
+  print_check_report(request, report);
+  return report.exit_code;
+}
 
+void print_check_report(const CheckRequest& request, const CheckReport& report) {
+  const SearchResult& r = report.search;
+  const bool stopped = report.stopped;
+  const bool was_interrupted = !report.interrupted_by.empty();
+  const auto& refused = report.mostly_refused;
+  const auto& kept = report.kept;
+  const auto& also_kept = report.also_kept;
   if (stopped)
-    fmt::print("interrupted by {}: the search stopped; the summary so far:\n", interrupt_name());
+    fmt::print("interrupted by {}: the search stopped; the summary so far:\n", report.interrupted_by);
   fmt::print("{}\n{}", format_tally(r.tally), format_property_tallies(r.tally));
   // In-process calls only: an isolated worker's time is its own.
   if (const auto profile = CallProfile::totals(); profile.count(CallProfile::Part::implementation) > 0)
@@ -156,7 +163,7 @@ int run_check(const CheckOptions& o) {
       fmt::print("{}: no new counterexample in {} cases\n", green("PASS"),
                  r.tally.cases + r.tally.known);
     std::fflush(stdout);
-    return code;
+    return;
   }
   const Failure& f = *r.failure;
   fmt::print("\n{} after {} cases ({:.2f} s): {}\n", red("FAIL"), f.case_number,
@@ -165,7 +172,7 @@ int run_check(const CheckOptions& o) {
     fmt::print("shrunk in {} steps, {} evaluations, {:.2f} s{}\n", f.shrunk->steps,
                f.shrunk->evaluations, f.shrunk->seconds,
                was_interrupted ? fmt::format(" (interrupted by {}: may not be minimal)",
-                                             interrupt_name())
+                                             report.interrupted_by)
                : f.shrunk->budget_exhausted ? " (budget exhausted: not minimal)" : "");
   fmt::print("defect: {}\n", f.identity);
   fmt::print("\nminimal case:\n{}\n{}\n", format_case(f.minimal()), f.verdict().message);
@@ -173,9 +180,9 @@ int run_check(const CheckOptions& o) {
     fmt::print("{}", format_error_table(f.verdict()));
   if (kept && kept->error.empty()) {
     // What replays it: this entry, with the libraries and modules that registered it.
-    std::string replay = fmt::format("{} replay {}", entry().name, kept->path);
-    for (const auto& lib : o.common.libraries) replay += " --load " + lib;
-    for (const auto& module : o.common.imports) replay += " --import " + module;
+    std::string replay = fmt::format("{} replay {}", request.entry_name, kept->path);
+    for (const auto& lib : request.run.libraries) replay += " --load " + lib;
+    for (const auto& module : request.run.imports) replay += " --import " + module;
     fmt::print("\n{} {}\nreplay: {}\n",
                kept->written ? "kept in the corpus:" : "already in the corpus:", kept->path,
                replay);
@@ -188,7 +195,6 @@ int run_check(const CheckOptions& o) {
                    : std::string());
   for (const auto& [error, file] : report.unwritten) print_unwritten(error, file);
   std::fflush(stdout);
-  return code;
 }
 
 }  // namespace kprop

@@ -93,24 +93,26 @@ def _options(name, values):
 def check(kernel=None, impl=None, *, cases=None, seed=None, properties=(), dtypes=(), set=None,
           limits=None, corpus=None, device="cpu", oracle_device="auto", isolate=False,
           imports=(), libraries=(), refusals=(), case_timeout=20.0, shrink=True,
-          shrink_seconds=60.0, raise_on_failure=False):
+          shrink_seconds=60.0, echo=True, raise_on_failure=False):
     """Searches ``kernel``'s cases against ``impl`` as ``kprop check`` does, through kprop's
     engine (harness/api/check.h), and returns a ``CheckResult``. ``corpus=None`` keeps
     nothing and knows nothing (a folder keeps each new defect there and looks past those it
     holds); ``cases`` defaults to 1000 and ``seed`` to 0; ``set`` pins parameters (``{"W": 4}``), ``limits`` sets generator limits.
     Outside implementations run in this process unless ``isolate`` (their workers import
     ``imports`` and load ``libraries``); ``refusals`` are the error texts they declare.
-    Bad usage raises ``kprop.UsageError`` with kprop's message; ``raise_on_failure`` raises
-    ``kprop.Failure`` (carrying the result) when the check does not pass."""
+    ``echo`` prints what ``kprop check`` prints (its plan, then its report); ``echo=False``
+    prints nothing. Bad usage raises ``kprop.UsageError`` with kprop's message;
+    ``raise_on_failure`` raises ``kprop.Failure`` (carrying the result) when the check does
+    not pass."""
     _flushed()
     out = _kprop.check(
         kernel or "", impl or "", 1000 if cases is None else int(cases),
         0 if seed is None else int(seed), [str(p) for p in properties],
         [dtype_name(d) for d in dtypes], [f"{k}={_text(v)}" for k, v in (set or {}).items()],
         [f"{k}={v}" for k, v in (limits or {}).items()], bool(shrink), float(shrink_seconds),
-        str(corpus) if corpus else "", [str(p) for p in libraries], [str(m) for m in imports],
-        str(device or "cpu"), str(oracle_device or "auto"), [str(t) for t in refusals],
-        float(case_timeout), bool(isolate), _worker_command())
+        str(corpus) if corpus else "",
+        _run_options(device, oracle_device, isolate, imports, libraries, refusals, case_timeout),
+        bool(echo), _worker_command())
     result = CheckResult.of(out["exit_code"], out["report"])
     if raise_on_failure and not result.passed:
         raise Failure(result)
@@ -124,10 +126,10 @@ def replay(paths, impl=None, *, builtin_only=False, device="cpu", oracle_device=
     runs that implementation alone, judged like check. A path that cannot be replayed is in
     ``errors`` with kprop's message (exit code 2); bad usage raises ``kprop.UsageError``."""
     _flushed()
-    out = _kprop.replay(_paths(paths), impl or "", bool(builtin_only), [str(p) for p in libraries],
-                        [str(m) for m in imports], str(device or "cpu"),
-                        str(oracle_device or "auto"), [str(t) for t in refusals],
-                        float(case_timeout), bool(isolate), _worker_command())
+    out = _kprop.replay(_paths(paths), impl or "", bool(builtin_only),
+                        _run_options(device, oracle_device, isolate, imports, libraries, refusals,
+                                     case_timeout),
+                        _worker_command())
     files = [f["report"] for f in out["files"] if f["report"] is not None]
     errors = {f["path"]: f["error"] for f in out["files"] if f["report"] is None}
     return ReplayResult(out["exit_code"], [Replayed.of(f) for f in files], errors, files)
@@ -183,6 +185,16 @@ def nightly(out, *, kernels=(), impls=(), budget="90s", jobs=None, corpus=None, 
     if shard:
         args += ["--shard", str(shard)]
     return _run(args + _isolation(isolate, imports) + list(extra), NightlyResult)
+
+
+def _run_options(device, oracle_device, isolate, imports, libraries, refusals, case_timeout):
+    """The engine's RunOptions of a call's keywords (harness/api/run_options.h)."""
+    run = _kprop.RunOptions()
+    run.device, run.oracle_device = str(device or "cpu"), str(oracle_device or "auto")
+    run.isolate, run.case_timeout = bool(isolate), float(case_timeout)
+    run.imports, run.libraries = [str(m) for m in imports], [str(p) for p in libraries]
+    run.refusals = [str(t) for t in refusals]
+    return run
 
 
 def _paths(paths):
