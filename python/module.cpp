@@ -22,8 +22,10 @@
 
 #include "core/errors.h"
 #include "harness/api/check.h"
+#include "harness/api/hunt.h"
 #include "harness/api/replay.h"
 #include "harness/cli/check_text.h"
+#include "harness/cli/hunt_text.h"
 #include "harness/cli/entry.h"
 #include "harness/execution/dispatch.h"
 #include "harness/execution/takes.h"
@@ -183,6 +185,24 @@ py::dict replay(const kprop::ReplayRequest& request, std::vector<std::string> wo
   return out;
 }
 
+// kprop.hunt's engine call (harness/api/hunt.h): {exit_code, hunts} (the hunts as
+// `hunt --json` gives them). `echo`: print each hunt as `kprop hunt` does.
+py::dict hunt(const kprop::HuntRequest& request, std::vector<std::string> worker_command,
+              bool echo) {
+  enter(std::move(worker_command), nullptr);
+  kprop::HuntReport report;
+  {
+    py::gil_scoped_release release;
+    kprop::HuntCallbacks callbacks;
+    if (echo) callbacks.on_hunt = [&](const kprop::Hunt& h) { kprop::print_hunt(h, request.cases); };
+    report = kprop::hunt(request, callbacks);
+  }
+  py::dict out;
+  out["exit_code"] = report.exit_code;
+  out["hunts"] = python_of(kprop::to_json(report));
+  return out;
+}
+
 // What the Python API needs to register an implementation of `kernel` through autograd:
 // the operator schemas and the names of its inputs and outputs in them.
 py::dict kernel_tensors(const std::string& name) {
@@ -299,6 +319,23 @@ PYBIND11_MODULE(_kprop, m) {
       py::arg("paths"), py::arg("impl"), py::arg("builtin_only"), py::arg("run"),
       py::arg("worker_command"),
       "kprop's replay (harness/api/replay.h): {exit_code, files}.");
+  m.def(
+      "hunt",
+      [](const std::string& kernel, std::vector<std::string> defects, int64_t cases,
+         uint64_t seed, const std::string& corpus, const kprop::RunOptions& run, bool echo,
+         std::vector<std::string> worker_command) {
+        kprop::HuntRequest q;
+        q.run = run;
+        q.kernel = kernel;
+        q.defects = std::move(defects);
+        q.cases = cases;
+        q.seed = seed;
+        q.corpus = corpus;
+        return hunt(q, std::move(worker_command), echo);
+      },
+      py::arg("kernel"), py::arg("defects"), py::arg("cases"), py::arg("seed"), py::arg("corpus"),
+      py::arg("run"), py::arg("echo"), py::arg("worker_command"),
+      "kprop's hunt (harness/api/hunt.h): {exit_code, hunts}.");
   m.def("kernel_names", &kprop::kernel_names, "The registered kernels.");
   m.def("kernel_tensors", &kernel_tensors, py::arg("kernel"),
         "A kernel's operator schemas and its inputs and outputs by name.");

@@ -151,16 +151,19 @@ def shrink(paths, impl=None, *, corpus=None, keep_as=None, shrink_seconds=None, 
     return _run(args + _isolation(isolate, imports) + list(extra), ShrinkResult)
 
 
-def hunt(kernel=None, *, defects=(), cases=None, seed=None, corpus=None, imports=(), extra=()):
+def hunt(kernel=None, *, defects=(), cases=None, seed=None, corpus=None, device="cpu",
+         oracle_device="auto", imports=(), libraries=(), echo=True):
     """Hunts the kernel's known defects (``defects``: some of them by name) as ``kprop hunt``
-    does and returns a ``HuntResult``. ``corpus=None`` keeps nothing."""
-    args = ["hunt"] + ([kernel] if kernel else []) + _options("--defect", defects)
-    if cases is not None:
-        args += ["--cases", str(cases)]
-    if seed is not None:
-        args += ["--seed", str(seed)]
-    args += ["--corpus", str(corpus)] if corpus else ["--no-corpus"]
-    return _run(args + _options("--import", imports) + list(extra), HuntResult)
+    does, through kprop's engine (harness/api/hunt.h), and returns a ``HuntResult``;
+    ``cases`` per hunt defaults to 5000 and ``seed`` to 0. ``corpus=None`` keeps nothing.
+    ``echo`` prints each hunt as ``kprop hunt`` does. Bad usage (an unknown kernel or
+    defect) raises ``kprop.UsageError`` with kprop's message."""
+    _flushed()
+    out = _kprop.hunt(kernel or "", [str(d) for d in defects], 5000 if cases is None else int(cases),
+                      0 if seed is None else int(seed), str(corpus) if corpus else "",
+                      _run_options(device, oracle_device, False, imports, libraries, (), 20.0),
+                      bool(echo), _worker_command())
+    return HuntResult.of(out["exit_code"], out["hunts"])
 
 
 def nightly(out, *, kernels=(), impls=(), budget="90s", jobs=None, corpus=None, seed=None,

@@ -181,28 +181,37 @@ class ShrinkResult(Result):
                                              _kept_path(k.get("corpus"))))
 
 
+@dataclass
 class Hunt:
     """One hunt of ``kprop.hunt``: the known ``defect`` on ``impl``, ``found`` after
     ``cases`` cases, and what it shrank to (``finding``, None when missed)."""
+    defect: str
+    impl: str
+    found: bool
+    cases: int
+    finding: Optional[Finding] = None
 
-    def __init__(self, json):
-        self.defect, self.impl, self.found = json["defect"], json["impl"], json["found"]
-        self.cases = json["cases"]
-        self.finding = (Finding(json["identity"], json["minimal"], None,
-                                _kept_path(json.get("corpus"))) if self.found else None)
-
-    def __repr__(self):
-        return f"Hunt({self.defect!r} on {self.impl!r}, found={self.found})"
+    @classmethod
+    def of(cls, json):
+        finding = (Finding(json["identity"], json["minimal"], None, _kept_path(json.get("corpus")))
+                   if json["found"] else None)
+        return cls(json["defect"], json["impl"], json["found"], json["cases"], finding)
 
 
-class HuntResult(Result):
-    """The result of ``kprop.hunt``: every hunt in ``hunts``; ``passed`` when every known
-    defect was found."""
+@dataclass
+class HuntResult(_Outcome):
+    """What ``kprop.hunt`` returns: every hunt in ``hunts`` and each found defect in
+    ``findings``; ``passed`` when every known defect was found. ``json`` holds the hunts as
+    ``kprop hunt --json`` prints them."""
+    exit_code: int
+    hunts: List[Hunt]
+    findings: List[Finding]
+    json: list = field(default_factory=list, repr=False)
 
-    def __init__(self, exit_code, json):
-        super().__init__(exit_code, json)
-        self.hunts = [Hunt(h) for h in json]
-        self.findings = [h.finding for h in self.hunts if h.finding]
+    @classmethod
+    def of(cls, exit_code, json):
+        hunts = [Hunt.of(h) for h in json]
+        return cls(exit_code, hunts, [h.finding for h in hunts if h.finding], json)
 
 
 class NightlyResult(Result):

@@ -170,10 +170,11 @@ def hunt_returns_each_known_defect_with_what_it_shrank_to():
     assert f.identity.startswith("causal_conv1d/tiled@original/dh0"), f.identity
     assert f.path is None and f.minimal["W"] >= 2, f.minimal
     assert [x.identity for x in h.findings] == [x.finding.identity for x in h.hunts]
+    assert isinstance(h, kprop.HuntResult) and isinstance(h.hunts[0], kprop.results.Hunt), h
     try:
         kprop.hunt("causal_conv1d", defects=["no such defect"])
-    except ValueError as e:
-        assert "hunt causal_conv1d --defect no such defect" in str(e), str(e)
+    except kprop.UsageError as e:
+        assert str(e) == "unknown defect 'no such defect'", str(e)
     else:
         raise AssertionError("an unknown defect was accepted")
 
