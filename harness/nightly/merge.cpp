@@ -1,6 +1,7 @@
 #include "harness/nightly/merge.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
