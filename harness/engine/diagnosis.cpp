@@ -40,10 +40,13 @@ ShrinkResult shrink(const Case& failing, const Verdict& verdict, const std::stri
                     double budget_seconds, const std::function<void(const ShrinkResult&)>& on_step,
                     const std::vector<DType>& dtypes,
                     const std::map<std::string, ParamValue>& fixed) {
-  const Schema& schema = find_kernel(failing.kernel).schema();
+  // Shrinking moves parameters, never the kernel, implementation or property: one target
+  // for every evaluation (a shrink makes hundreds).
+  const Target target = target_of(failing);
+  const Schema& schema = target.kernel->schema();
   ShrinkResult r{failing, verdict};
   const auto shows = [&](const Case& c) {
-    Verdict v = evaluate(c);
+    Verdict v = evaluate(target, c);
     if (!v.shows(symptom)) return false;
     r.verdict = std::move(v);
     return true;
