@@ -114,14 +114,15 @@ CheckReport check(const CheckRequest& request, const CheckCallbacks& callbacks) 
   const bool use_corpus = !request.corpus.empty();
   CheckReport report;
   CheckPlan& plan = report.plan;
-  // Before the search: a finding must have somewhere to go; what a killed writer left
-  // behind goes.
-  if (use_corpus) plan.stale = prepare_corpus(request.corpus);
-  // Identities already in the corpus (they name their kernel): known defects the search
-  // looks past.
-  if (use_corpus)
+  if (use_corpus) {
+    // Before the search: a finding must have somewhere to go; what a killed writer left
+    // behind goes.
+    plan.stale = prepare_corpus(request.corpus);
+    // Identities already in the corpus (they name their kernel): known defects the search
+    // looks past.
     for (const auto& [identity, path] : corpus_identities(request.corpus))
       options.known_identities.insert(identity);
+  }
   plan.kernel = options.kernel;
   plan.impl = options.impl;
   plan.properties =

@@ -22,8 +22,10 @@ std::string slug(const std::string& s) {
   return out;
 }
 
-// The minimal failure of defect `d` on `impl`, kept under the defect's name.
+// The minimal failure of defect `d` on `impl`, kept under the defect's name. Only with a
+// corpus: its case file evaluates every implementation (its expectations).
 void keep(const HuntRequest& o, const std::string& kernel, const KnownDefect& d, Hunt& h) {
+  if (o.corpus.empty()) return;
   const Failure& f = *h.found;
   nlohmann::json provenance{
       {"found_by", fmt::format("kprop hunt {} --defect '{}' --seed {} --cases {}", kernel,
@@ -35,7 +37,6 @@ void keep(const HuntRequest& o, const std::string& kernel, const KnownDefect& d,
       {"shrink_steps", f.shrunk ? f.shrunk->steps : 0},
       {"found_case", case_to_json(f.found)}};
   const CaseFile file = describe_failure(f, provenance, d.summary);
-  if (o.corpus.empty()) return;
   h.kept = try_keep(o.corpus, file, slug(d.name) + "--" + slug(h.impl) + ".json");
   if (!h.kept->error.empty()) h.unwritten = file;  // not lost: the case file whole
 }

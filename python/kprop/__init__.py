@@ -97,8 +97,8 @@ def check(kernel=None, impl=None, *, cases=None, seed=None, properties=(), dtype
     """Searches ``kernel``'s cases against ``impl`` as ``kprop check`` does, through kprop's
     engine (harness/api/check.h), and returns a ``CheckResult``. ``corpus=None`` keeps
     nothing and knows nothing (a folder keeps each new defect there and looks past those it
-    holds); ``cases`` defaults to 1000 and ``seed`` to 0; ``set`` pins parameters (``{"W": 4}``), ``limits`` sets generator limits.
-    Outside implementations run in this process unless ``isolate`` (their workers import
+    holds); ``cases`` defaults to 1000 and ``seed`` to 0; ``set`` pins parameters
+    (``{"W": 4}``), ``limits`` sets generator limits. Outside implementations run in this process unless ``isolate`` (their workers import
     ``imports`` and load ``libraries``); ``refusals`` are the error texts they declare.
     ``echo`` prints what ``kprop check`` prints (its plan, then its report); ``echo=False``
     prints nothing. Bad usage raises ``kprop.UsageError`` with kprop's message;

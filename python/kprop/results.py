@@ -1,8 +1,8 @@
 """What kprop returns to Python: typed results.
 
-``kprop.check`` calls the engine itself (harness/api/check.h) and returns a ``CheckResult``
-dataclass built from its report. The other commands still hand their result over as the
-JSON their ``--json`` prints (harness/cli/entry.h); their classes give that JSON names.
+``kprop.check``, ``replay`` and ``hunt`` call the engine itself (harness/api/) and return
+dataclasses built from its reports. ``shrink`` and ``nightly`` still hand their result over
+as the JSON their ``--json`` prints (harness/cli/entry.h); their classes give that JSON names.
 ``exit_code`` is always the command line's: 0 pass, 1 a failure, 2 bad usage, 128 + the
 signal when interrupted with nothing found.
 """
